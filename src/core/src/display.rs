@@ -1,0 +1,354 @@
+//! Values as a person reads them: amounts with their symbol, accounts and principals as text,
+//! times in RFC 3339, names beside the values they stand for.
+
+use crate::form::*;
+use crate::plan::{tag_of, value_tag, ToolPlan};
+use crate::read::value::{value_int, value_uint};
+use crate::read::{Canister, ReadOutput};
+use crate::text::account::{format_account, Account};
+use crate::text::{amount, time};
+use candid::types::Label as CLabel;
+use candid::{IDLArgs, IDLValue};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+pub struct Display<'a> {
+    pub form: &'a Form,
+    pub refs: &'a BTreeMap<String, Value>,
+    /// Names typed for named inputs, by input path (`$args[0].neuron`).
+    pub names: &'a BTreeMap<String, String>,
+}
+
+impl Display<'_> {
+    pub fn value(&self, node: &Node, v: &IDLValue, path: &str) -> Value {
+        let shown = self.value_inner(node, v, path, 0);
+        match self.names.get(path) {
+            Some(name) => Value::String(format!("{name} ({})", plain(&shown))),
+            None => shown,
+        }
+    }
+
+    fn value_inner(&self, node: &Node, v: &IDLValue, path: &str, depth: usize) -> Value {
+        if depth > 64 {
+            return Value::String(v.to_string());
+        }
+        if let IDLValue::Opt(inner) = v {
+            let inner_node = match resolve(self.form, node) {
+                Some(Ty::Opt(n)) => n.as_ref(),
+                _ => node,
+            };
+            return self.value(inner_node, inner, path);
+        }
+        if matches!(v, IDLValue::None | IDLValue::Null | IDLValue::Reserved) {
+            return Value::Null;
+        }
+        if let Some(tag) = value_tag(self.form, node) {
+            if let Some(s) = self.tagged(tag, v) {
+                return Value::String(s);
+            }
+        }
+        let ty = resolve(self.form, node);
+        match v {
+            IDLValue::Bool(b) => json!(b),
+            IDLValue::Text(s) => json!(s),
+            IDLValue::Principal(p) | IDLValue::Service(p) => json!(p.to_text()),
+            IDLValue::Blob(b) => json!(hex::encode(b)),
+            IDLValue::Float32(f) => json!(f),
+            IDLValue::Float64(f) => json!(f),
+            IDLValue::Nat8(x) => json!(x),
+            IDLValue::Nat16(x) => json!(x),
+            IDLValue::Nat32(x) => json!(x),
+            IDLValue::Int8(x) => json!(x),
+            IDLValue::Int16(x) => json!(x),
+            IDLValue::Int32(x) => json!(x),
+            IDLValue::Vec(items) => {
+                let elem = match ty {
+                    Some(Ty::Vec(e)) => Some(e.as_ref()),
+                    _ => None,
+                };
+                if let (Some(Ty::Blob), true) =
+                    (ty, items.iter().all(|i| matches!(i, IDLValue::Nat8(_))))
+                {
+                    let bytes: Vec<u8> = items
+                        .iter()
+                        .map(|i| if let IDLValue::Nat8(b) = i { *b } else { 0 })
+                        .collect();
+                    return json!(hex::encode(bytes));
+                }
+                Value::Array(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| match elem {
+                            Some(e) => self.value_inner(e, x, &format!("{path}[{i}]"), depth + 1),
+                            None => untyped(x),
+                        })
+                        .collect(),
+                )
+            }
+            IDLValue::Record(fields) => {
+                let defs = match ty {
+                    Some(Ty::Record(fs)) => fs.as_slice(),
+                    _ => &[],
+                };
+                let tuple =
+                    !fields.is_empty() && fields.iter().all(|f| !matches!(f.id, CLabel::Named(_)));
+                let shown: Vec<(String, Value)> = fields
+                    .iter()
+                    .map(|f| {
+                        let name = label_text(&f.id);
+                        let fpath = format!("{path}.{name}");
+                        let shown = match defs.iter().find(|d| d.label.hash() == f.id.get_id()) {
+                            Some(d) => self.value_inner(&d.node, &f.val, &fpath, depth + 1),
+                            None => untyped(&f.val),
+                        };
+                        (name, self.named_at(&fpath, shown))
+                    })
+                    .collect();
+                if tuple {
+                    Value::Array(shown.into_iter().map(|(_, v)| v).collect())
+                } else {
+                    Value::Object(shown.into_iter().collect::<Map<String, Value>>())
+                }
+            }
+            IDLValue::Variant(vv) => {
+                let name = label_text(&vv.0.id);
+                let defs = match ty {
+                    Some(Ty::Variant(cs)) => cs.as_slice(),
+                    _ => &[],
+                };
+                let cpath = format!("{path}.{name}");
+                let payload = match defs.iter().find(|d| d.label.hash() == vv.0.id.get_id()) {
+                    Some(d) => self.value_inner(&d.node, &vv.0.val, &cpath, depth + 1),
+                    None => untyped(&vv.0.val),
+                };
+                let mut m = Map::new();
+                m.insert(name, self.named_at(&cpath, payload));
+                Value::Object(m)
+            }
+            IDLValue::Func(p, m) => json!(format!("{}.{}", p.to_text(), m)),
+            other => match value_int(other) {
+                Some(n) => json!(n.to_string()),
+                None => json!(other.to_string()),
+            },
+        }
+    }
+
+    fn named_at(&self, path: &str, shown: Value) -> Value {
+        match self.names.get(path) {
+            Some(name) => Value::String(format!("{name} ({})", plain(&shown))),
+            None => shown,
+        }
+    }
+
+    fn tagged(&self, tag: &ValueTag, v: &IDLValue) -> Option<String> {
+        match tag {
+            ValueTag::TokenAmount { decimals, symbol } => {
+                let n = value_uint(v)?;
+                let symbol = match symbol {
+                    Dyn::Fixed(s) => Some(s.clone()),
+                    Dyn::From(src) => self
+                        .refs
+                        .get(src)
+                        .and_then(|x| x.as_str())
+                        .map(str::to_string),
+                };
+                let decimals = match decimals {
+                    Dyn::Fixed(d) => Some(*d),
+                    Dyn::From(src) => self
+                        .refs
+                        .get(src)
+                        .and_then(|x| x.as_u64())
+                        .filter(|d| *d <= 38)
+                        .map(|d| d as u8),
+                };
+                Some(match decimals {
+                    Some(d) => amount::format_amount_with_symbol(&n, d, symbol.as_deref()),
+                    None => format!("{n} base units"),
+                })
+            }
+            ValueTag::Account => {
+                let IDLValue::Record(fs) = v else { return None };
+                let owner = fs.iter().find_map(|f| match (&f.id, &f.val) {
+                    (CLabel::Named(n), IDLValue::Principal(p)) if n == "owner" => Some(*p),
+                    _ => None,
+                })?;
+                let sub = fs.iter().find_map(|f| match (&f.id, &f.val) {
+                    (CLabel::Named(n), IDLValue::Opt(b)) if n == "subaccount" => blob_of(b),
+                    _ => None,
+                });
+                let subaccount = match sub {
+                    Some(b) if b.len() == 32 => {
+                        let mut s = [0u8; 32];
+                        s.copy_from_slice(&b);
+                        Some(s)
+                    }
+                    Some(_) => return None,
+                    None => None,
+                };
+                Some(format_account(&Account { owner, subaccount }))
+            }
+            ValueTag::Subaccount => blob_of(v).map(hex::encode),
+            ValueTag::Timestamp { unit } => {
+                let n = value_int(v)?;
+                let ns = i128::try_from(n).ok()?.checked_mul(unit.nanos() as i128)?;
+                Some(time::format_timestamp(ns))
+            }
+            ValueTag::Duration { unit } => {
+                let n = value_uint(v)?;
+                let ns = u128::try_from(n).ok()?.checked_mul(unit.nanos())?;
+                Some(time::format_duration(ns))
+            }
+        }
+    }
+}
+
+fn blob_of(v: &IDLValue) -> Option<Vec<u8>> {
+    match v {
+        IDLValue::Blob(b) => Some(b.clone()),
+        IDLValue::Vec(items) => items
+            .iter()
+            .map(|i| {
+                if let IDLValue::Nat8(b) = i {
+                    Some(*b)
+                } else {
+                    None
+                }
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn label_text(l: &CLabel) -> String {
+    match l {
+        CLabel::Named(n) => n.clone(),
+        CLabel::Id(i) | CLabel::Unnamed(i) => i.to_string(),
+    }
+}
+
+/// A value without a type to guide it (a field the form does not know).
+fn untyped(v: &IDLValue) -> Value {
+    match v {
+        IDLValue::Text(s) => json!(s),
+        IDLValue::Bool(b) => json!(b),
+        IDLValue::Principal(p) => json!(p.to_text()),
+        IDLValue::Blob(b) => json!(hex::encode(b)),
+        other => json!(other.to_string()),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EffectView {
+    pub kind: String,
+    pub irreversible: bool,
+    pub replicated: bool,
+}
+
+impl From<&Effect> for EffectView {
+    fn from(e: &Effect) -> Self {
+        EffectView {
+            kind: e.kind.clone(),
+            irreversible: e.irreversible,
+            replicated: e.replicated,
+        }
+    }
+}
+
+/// What the owner is shown before a send: the call, its arguments as a person reads them and
+/// the exact bytes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Preview {
+    pub preview_id: String,
+    pub tool: String,
+    pub method: String,
+    pub canister: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canister_label: Option<String>,
+    pub title: String,
+    pub effect: EffectView,
+    /// The arguments as `Display` shows them; an array for a method with more than one.
+    pub arguments: Value,
+    pub arg_hex: String,
+}
+
+pub fn preview(
+    plan: &ToolPlan,
+    out: &ReadOutput,
+    canister: &Canister,
+    arg_bytes: &[u8],
+    preview_id: &str,
+) -> Preview {
+    Preview {
+        preview_id: preview_id.to_string(),
+        tool: plan.name.clone(),
+        method: plan.method.clone(),
+        canister: canister.id.to_text(),
+        canister_label: canister.label.clone(),
+        title: plan.title.clone(),
+        effect: (&plan.effect).into(),
+        arguments: display_args(plan, &out.args, &canister.refs, &out.names_used),
+        arg_hex: hex::encode(arg_bytes),
+    }
+}
+
+/// The argument tuple as a person reads it: the one argument, or an array of them.
+pub fn display_args(
+    plan: &ToolPlan,
+    args: &IDLArgs,
+    refs: &BTreeMap<String, Value>,
+    names: &BTreeMap<String, String>,
+) -> Value {
+    let form = &plan.form.form;
+    let method = plan.method_def();
+    let d = Display { form, refs, names };
+    let shown: Vec<Value> = args
+        .args
+        .iter()
+        .zip(method.args.iter())
+        .enumerate()
+        .map(|(i, (v, n))| d.value(n, v, &format!("$args[{i}]")))
+        .collect();
+    if shown.len() == 1 {
+        shown.into_iter().next().unwrap_or(Value::Null)
+    } else {
+        Value::Array(shown)
+    }
+}
+
+/// A reply as a person reads it: its one result, or an array of them.
+pub fn display_reply(plan: &ToolPlan, reply: &IDLArgs, refs: &BTreeMap<String, Value>) -> Value {
+    let form = &plan.form.form;
+    let method = plan.method_def();
+    let names = BTreeMap::new();
+    let d = Display {
+        form,
+        refs,
+        names: &names,
+    };
+    let shown: Vec<Value> = reply
+        .args
+        .iter()
+        .zip(method.results.iter())
+        .enumerate()
+        .map(|(i, (v, n))| d.value(n, v, &format!("$results[{i}]")))
+        .collect();
+    match shown.len() {
+        0 => Value::Null,
+        1 => shown.into_iter().next().unwrap_or(Value::Null),
+        _ => Value::Array(shown),
+    }
+}
+
+/// The describe words of a position, for consent messages.
+pub fn describe_of<'a>(form: &'a Form, node: &'a Node) -> Option<&'a String> {
+    tag_of(form, node, |t| t.describe.as_ref())
+}

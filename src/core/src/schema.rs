@@ -1,0 +1,317 @@
+//! MCP tool definitions: a JSON Schema for each tool's inputs, with words that say how each is
+//! written (the canisters' decimals and symbol filled in when they agree), and annotations.
+//! Keys are sorted (serde_json's map), so the bytes are deterministic.
+
+use crate::form::*;
+use crate::plan::{tag_of, Reader, ToolKind, ToolPlan, ToolPlans, CANISTER_PARAM, COMMIT_TOOL};
+use crate::read::{Canister, MAX_VEC_ELEMENTS};
+use crate::text::{account, amount, principal, textual::DEFAULT_MAX_TEXT};
+use serde_json::{json, Map, Value};
+
+pub const JSON_SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// Every tool's definition, sorted by name; `commit` when there is something to prepare.
+pub fn tool_definitions(plans: &ToolPlans, canisters: &[Canister]) -> Vec<Value> {
+    let mut defs: Vec<Value> = plans
+        .plans
+        .values()
+        .map(|p| tool_definition(p, canisters))
+        .collect();
+    if plans.has_commit() {
+        defs.push(commit_definition());
+    }
+    defs.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    defs
+}
+
+pub fn tool_definition(plan: &ToolPlan, canisters: &[Canister]) -> Value {
+    let applicable: Vec<&Canister> = canisters
+        .iter()
+        .filter(|c| c.applies_to(&plan.form.id))
+        .collect();
+    let words = Words {
+        canisters: &applicable,
+    };
+    let mut props = Map::new();
+    let mut required = vec![CANISTER_PARAM.to_string()];
+    props.insert(CANISTER_PARAM.into(), canister_schema(&applicable));
+    for p in &plan.params {
+        let describe = tag_of(&plan.form.form, &p.node, |t| t.describe.as_ref()).cloned();
+        props.insert(p.name.clone(), words.schema(&p.reader, describe.as_deref()));
+        if !p.optional {
+            required.push(p.name.clone());
+        }
+    }
+    required.sort();
+    let read = plan.kind == ToolKind::Read;
+    json!({
+        "name": plan.name,
+        "description": plan.description,
+        "inputSchema": {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": false,
+        },
+        "annotations": {
+            "title": plan.title,
+            "readOnlyHint": read,
+            "destructiveHint": !read && plan.effect.irreversible,
+            "idempotentHint": true,
+            "openWorldHint": true,
+        }
+    })
+}
+
+pub fn commit_definition() -> Value {
+    json!({
+        "name": COMMIT_TOOL,
+        "description": "Asks to send a prepared intent. Nothing is sent until the owner confirms that exact preview with a signed call: an agent's commit answers awaiting_confirmation with the preview the owner will be shown; the owner's own commit with the preview's digest is the confirmation and sends. A settled intent answers its outcome again without sending.",
+        "inputSchema": {
+            "$schema": JSON_SCHEMA_DIALECT,
+            "type": "object",
+            "properties": {
+                "preview_id": { "type": "string", "description": "The preview_id of a prepared intent." },
+                "digest": {
+                    "type": "string",
+                    "description": "The owner's confirmation: the SHA-256 of the preview's argument bytes, in hex.",
+                    "pattern": "^[0-9a-f]{64}$"
+                }
+            },
+            "required": ["preview_id"],
+            "additionalProperties": false,
+        },
+        "annotations": {
+            "title": "Commit a prepared intent",
+            "readOnlyHint": false,
+            "destructiveHint": true,
+            "idempotentHint": true,
+            "openWorldHint": true,
+        }
+    })
+}
+
+fn canister_schema(applicable: &[&Canister]) -> Value {
+    if applicable.is_empty() {
+        return json!({
+            "type": "string",
+            "description": "The canister to call, as principal text.",
+            "pattern": principal::PRINCIPAL_PATTERN,
+        });
+    }
+    let mut ids: Vec<String> = applicable.iter().map(|c| c.id.to_text()).collect();
+    ids.sort();
+    let listed: Vec<String> = applicable
+        .iter()
+        .map(|c| match &c.label {
+            Some(l) => format!("{} ({l})", c.id.to_text()),
+            None => c.id.to_text(),
+        })
+        .collect();
+    json!({
+        "type": "string",
+        "description": format!("The canister to call: {}.", listed.join(", ")),
+        "enum": ids,
+    })
+}
+
+struct Words<'a> {
+    canisters: &'a [&'a Canister],
+}
+
+impl Words<'_> {
+    /// A ref's value when every canister the tool applies to agrees on it.
+    fn agreed(&self, src: &str) -> Option<Value> {
+        let mut vals = self.canisters.iter().map(|c| c.refs.get(src));
+        let first = vals.next()??.clone();
+        vals.all(|v| v == Some(&first)).then_some(first)
+    }
+
+    fn schema(&self, reader: &Reader, describe: Option<&str>) -> Value {
+        let lead = describe
+            .map(|d| format!("{} ", d.trim()))
+            .unwrap_or_default();
+        match reader {
+            Reader::Amount {
+                decimals, symbol, ..
+            } => {
+                let d = match decimals {
+                    Dyn::Fixed(d) => Some(*d),
+                    Dyn::From(src) => self
+                        .agreed(src)
+                        .and_then(|v| v.as_u64())
+                        .filter(|d| *d <= 38)
+                        .map(|d| d as u8),
+                };
+                let s = match symbol {
+                    Dyn::Fixed(s) => Some(s.clone()),
+                    Dyn::From(src) => self
+                        .agreed(src)
+                        .and_then(|v| v.as_str().map(str::to_string)),
+                };
+                let words = match (d, &s) {
+                    (Some(d), Some(s)) => format!("An amount of {s} with at most {d} decimal places, such as \"1.5 {s}\" or \"1.5\"."),
+                    (Some(d), None) => format!("An amount in the token's units with at most {d} decimal places, such as \"1.5\"."),
+                    (None, Some(s)) => format!("An amount of {s}, such as \"1.5 {s}\", with at most as many decimal places as the token has."),
+                    (None, None) => "An amount in the token's units, such as \"1.5\", with at most as many decimal places as the token has, optionally followed by its symbol.".to_string(),
+                };
+                json!({ "type": "string", "description": format!("{lead}{words}"), "pattern": amount::amount_pattern(d, s.as_deref()) })
+            }
+            Reader::Account => json!({
+                "type": "string",
+                "description": format!("{lead}An ICRC-1 account in its textual encoding: a principal, or <principal>-<checksum>.<subaccount hex> for a subaccount."),
+            }),
+            Reader::Subaccount => json!({
+                "type": "string",
+                "description": format!("{lead}A subaccount: 32 bytes as up to 64 hex digits (leading zeros may be left out)."),
+                "pattern": account::SUBACCOUNT_PATTERN,
+            }),
+            Reader::Principal => json!({
+                "type": "string",
+                "description": format!("{lead}A principal in its textual form: groups of up to five characters a-z and 2-7 separated by dashes, such as ryjl3-tyaaa-aaaaa-aaaba-cai or 2vxsx-fae."),
+                "pattern": principal::PRINCIPAL_PATTERN,
+            }),
+            Reader::Integer { prim, range } => {
+                let mut bounds = match crate::text::integer::prim_bounds(*prim) {
+                    Some((lo, hi)) => format!(" ({}: {lo} to {hi})", prim.as_str()),
+                    None if prim.is_unsigned() => " (0 or more)".to_string(),
+                    None => String::new(),
+                };
+                if let Some(r) = range {
+                    bounds.push_str(&range_words(r, ""));
+                }
+                json!({ "type": "string", "description": format!("{lead}A whole number in decimal digits{bounds}.") })
+            }
+            Reader::Text { tag, range, .. } => {
+                let mut m = Map::new();
+                m.insert("type".into(), json!("string"));
+                let max = tag
+                    .as_ref()
+                    .and_then(|t| t.max_len)
+                    .map(|m| m as i128)
+                    .or(range.as_ref().and_then(|r| r.max))
+                    .unwrap_or(DEFAULT_MAX_TEXT as i128);
+                let mut words = format!("{lead}Text of at most {max} characters");
+                if let Some(min) = range.as_ref().and_then(|r| r.min) {
+                    words.push_str(&format!(" and at least {min}"));
+                    m.insert("minLength".into(), json!(min));
+                }
+                m.insert("maxLength".into(), json!(max));
+                if let Some(p) = tag.as_ref().and_then(|t| t.pattern.clone()) {
+                    words.push_str(&format!(", matching {p}"));
+                    m.insert("pattern".into(), json!(p));
+                }
+                match tag.as_ref().and_then(|t| t.format) {
+                    Some(TextFormat::Url) => {
+                        words.push_str(", an http or https URL");
+                        m.insert("format".into(), json!("uri"));
+                    }
+                    Some(TextFormat::Email) => {
+                        words.push_str(", an email address");
+                        m.insert("format".into(), json!("email"));
+                    }
+                    None => {}
+                }
+                words.push('.');
+                m.insert("description".into(), json!(words));
+                Value::Object(m)
+            }
+            Reader::Bool => {
+                json!({ "type": "string", "description": format!("{lead}\"true\" or \"false\"."), "enum": ["false", "true"] })
+            }
+            Reader::Timestamp { .. } => json!({
+                "type": "string",
+                "description": format!("{lead}A time: RFC 3339 such as 2026-12-01T10:00:00Z, or relative to now such as \"in 1h30m\"."),
+            }),
+            Reader::Duration { .. } => json!({
+                "type": "string",
+                "description": format!("{lead}A span of time such as 1h30m, 90s or 2d (units ns, us, ms, s, m, h, d, w)."),
+            }),
+            Reader::Blob { range } => {
+                let r = range
+                    .as_ref()
+                    .map(|r| range_words(r, " bytes"))
+                    .unwrap_or_default();
+                json!({ "type": "string", "description": format!("{lead}Bytes as hex, two digits per byte{r}."), "pattern": "^(0x)?([0-9a-fA-F]{2})*$" })
+            }
+            Reader::Named { set, inner } => {
+                let mut s = self.schema(inner, describe);
+                if let Some(Value::String(d)) = s.get_mut("description") {
+                    d.push_str(&format!(" Or a name from the set '{set}'."));
+                }
+                if let Some(m) = s.as_object_mut() {
+                    m.remove("pattern");
+                }
+                s
+            }
+            Reader::Opt(inner) => {
+                json!({ "anyOf": [self.schema(inner, describe), { "type": "null" }] })
+            }
+            Reader::Empty(_) => json!({ "type": "null" }),
+            Reader::Record(fields) => {
+                let mut props = Map::new();
+                let mut required = vec![];
+                for (name, r) in fields {
+                    if matches!(r, Reader::Empty(_)) {
+                        continue;
+                    }
+                    props.insert(name.clone(), self.schema(r, None));
+                    if !matches!(r, Reader::Opt(_)) {
+                        required.push(name.clone());
+                    }
+                }
+                json!({
+                    "type": "object",
+                    "description": format!("{lead}A JSON object."),
+                    "properties": props,
+                    "required": required,
+                    "additionalProperties": false,
+                })
+            }
+            Reader::Variant(cases) => {
+                let one_of: Vec<Value> = cases
+                    .iter()
+                    .map(|(name, r)| match r {
+                        Reader::Empty(_) => json!({
+                            "type": "object",
+                            "properties": { "tag": { "const": name } },
+                            "required": ["tag"],
+                            "additionalProperties": false,
+                        }),
+                        r => json!({
+                            "type": "object",
+                            "properties": { "tag": { "const": name }, "value": self.schema(r, None) },
+                            "required": ["tag", "value"],
+                            "additionalProperties": false,
+                        }),
+                    })
+                    .collect();
+                json!({ "oneOf": one_of, "description": format!("{lead}One case as {{\"tag\": case, \"value\": ...}}.") })
+            }
+            Reader::Vec { elem, range } => {
+                let max = range
+                    .as_ref()
+                    .and_then(|r| r.max)
+                    .map(|m| m.min(MAX_VEC_ELEMENTS as i128))
+                    .unwrap_or(MAX_VEC_ELEMENTS as i128);
+                let items = match elem.as_ref() {
+                    Reader::Opt(inner) => {
+                        json!({ "anyOf": [self.schema(inner, None), { "type": "null" }] })
+                    }
+                    r => self.schema(r, None),
+                };
+                json!({ "type": "array", "description": format!("{lead}A JSON array of at most {max} elements."), "items": items, "maxItems": max })
+            }
+        }
+    }
+}
+
+fn range_words(r: &RangeTag, unit: &str) -> String {
+    match (r.min, r.max) {
+        (Some(a), Some(b)) => format!(", from {a} to {b}{unit}"),
+        (Some(a), None) => format!(", at least {a}{unit}"),
+        (None, Some(b)) => format!(", at most {b}{unit}"),
+        (None, None) => String::new(),
+    }
+}

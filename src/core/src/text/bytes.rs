@@ -1,0 +1,70 @@
+//! Bytes given as hex text.
+
+use crate::form::RangeTag;
+use crate::issue::{Code, Fault};
+
+/// Bytes of one blob input at most, unless a range says fewer.
+pub const MAX_BLOB_BYTES: usize = 4096;
+
+pub fn parse_hex(text: &str, range: Option<&RangeTag>) -> Result<Vec<u8>, Fault> {
+    let t = text.trim();
+    let t = t.strip_prefix("0x").unwrap_or(t);
+    if t.len() > MAX_BLOB_BYTES * 2 {
+        return Err(Fault::new(
+            Code::TooLarge,
+            format!(
+                "at most {MAX_BLOB_BYTES} bytes ({} hex digits)",
+                MAX_BLOB_BYTES * 2
+            ),
+        ));
+    }
+    if !t.len().is_multiple_of(2) || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Fault::new(
+            Code::Syntax,
+            "bytes are written as hex digits, two per byte",
+        ));
+    }
+    let bytes = hex::decode(t).map_err(|e| Fault::new(Code::Syntax, e.to_string()))?;
+    check_len(bytes.len(), range, "bytes")?;
+    Ok(bytes)
+}
+
+/// A length against a range tag's bounds.
+pub fn check_len(len: usize, range: Option<&RangeTag>, unit: &str) -> Result<(), Fault> {
+    if let Some(r) = range {
+        if let Some(min) = r.min {
+            if (len as i128) < min {
+                return Err(Fault::new(
+                    Code::Range,
+                    format!("{len} {unit}; at least {min}"),
+                ));
+            }
+        }
+        if let Some(max) = r.max {
+            if (len as i128) > max {
+                return Err(Fault::new(
+                    Code::Range,
+                    format!("{len} {unit}; at most {max}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_hex() {
+        assert_eq!(parse_hex("0x0aFF", None).unwrap(), vec![0x0a, 0xff]);
+        assert_eq!(parse_hex("", None).unwrap(), Vec::<u8>::new());
+        assert_eq!(parse_hex("abc", None).unwrap_err().code, Code::Syntax);
+        let r = RangeTag {
+            min: None,
+            max: Some(1),
+        };
+        assert_eq!(parse_hex("aabb", Some(&r)).unwrap_err().code, Code::Range);
+    }
+}

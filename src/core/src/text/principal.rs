@@ -1,0 +1,91 @@
+//! Principals in their textual form: trimmed, case ignored, checksum checked, canonical out.
+
+use crate::issue::{Code, Fault};
+use candid::types::principal::PrincipalError;
+use candid::Principal;
+
+/// The longest principal text: 29 bytes and a 4-byte checksum in base32, grouped by dashes.
+pub const MAX_PRINCIPAL_CHARS: usize = 63;
+
+pub fn parse_principal(text: &str) -> Result<Principal, Fault> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(Fault::new(Code::Principal, "a principal may not be empty"));
+    }
+    if t.chars().count() > MAX_PRINCIPAL_CHARS {
+        return Err(Fault::new(
+            Code::Principal,
+            format!(
+                "'{}…' is longer than any principal ({MAX_PRINCIPAL_CHARS} characters)",
+                t.chars().take(20).collect::<String>()
+            ),
+        ));
+    }
+    let lower = t.to_ascii_lowercase();
+    Principal::from_text(&lower).map_err(|e| {
+        let why = match e {
+            PrincipalError::CheckSequenceNotMatch() => {
+                "its checksum does not match: a character is wrong or missing".to_string()
+            }
+            PrincipalError::AbnormalGrouped(p) => {
+                format!("the dashes are misplaced; did you mean {p}?")
+            }
+            PrincipalError::InvalidBase32()
+                if t.chars()
+                    .all(|c| c == '-' || c.is_ascii_digit() || c.is_ascii_alphabetic())
+                    && !t.chars().any(|c| matches!(c, '0' | '1' | '8' | '9')) =>
+            {
+                "a character is wrong or missing (it does not decode)".to_string()
+            }
+            PrincipalError::InvalidBase32() => "it has characters outside a-z and 2-7".to_string(),
+            PrincipalError::TextTooShort() => "it is too short".to_string(),
+            PrincipalError::TextTooLong() | PrincipalError::BytesTooLong() => {
+                "it is too long".to_string()
+            }
+        };
+        Fault::new(Code::Principal, format!("'{t}' is not a principal: {why}"))
+    })
+}
+
+/// Grammar words for a principal input.
+pub const PRINCIPAL_PATTERN: &str = "^[a-z2-7]{1,5}(-[a-z2-7]{1,5})*$";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_canonical_trimmed_case_ignored() {
+        let p = parse_principal("  RYJL3-TYAAA-AAAAA-AAABA-CAI ").unwrap();
+        assert_eq!(p.to_text(), "ryjl3-tyaaa-aaaaa-aaaba-cai");
+        assert_eq!(
+            parse_principal("aaaaa-aa").unwrap(),
+            Principal::management_canister()
+        );
+        assert_eq!(
+            parse_principal("2vxsx-fae").unwrap(),
+            Principal::anonymous()
+        );
+    }
+
+    #[test]
+    fn refuses_a_wrong_checksum() {
+        let f = parse_principal("ryjl3-tyaaa-aaaaa-aaabb-cai").unwrap_err();
+        assert_eq!(f.code, Code::Principal);
+        assert!(f.message.contains("checksum"), "{}", f.message);
+    }
+
+    #[test]
+    fn refuses_garbage() {
+        for t in [
+            "",
+            "   ",
+            "hello",
+            "ryjl3tyaaaaaaaaaaabacai",
+            "ryjl3-tyaaa-aaaaa-aaaba-ca1",
+            &"a".repeat(70),
+        ] {
+            assert_eq!(parse_principal(t).unwrap_err().code, Code::Principal, "{t}");
+        }
+    }
+}
