@@ -3,7 +3,8 @@
 use super::model::*;
 use super::parse::{key_path, Problem};
 
-pub(super) fn check_form(form: &Form, problems: &mut Vec<Problem>) {
+/// `parsed_whole`: no part failed to parse (name sets refer to methods that may be missing otherwise).
+pub(super) fn check_form(form: &Form, problems: &mut Vec<Problem>, parsed_whole: bool) {
     let mut c = Checker { form, problems };
     for (name, node) in &form.types {
         c.node(node, &key_path("$.types", name), false);
@@ -17,8 +18,10 @@ pub(super) fn check_form(form: &Form, problems: &mut Vec<Problem>) {
             c.node(n, &format!("{mp}.results[{i}]"), false);
         }
     }
-    for (set, ns) in &form.names {
-        c.name_set(set, ns);
+    if parsed_whole {
+        for (set, ns) in &form.names {
+            c.name_set(set, ns);
+        }
     }
 }
 

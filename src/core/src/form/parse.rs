@@ -36,15 +36,15 @@ pub fn parse_form(bytes: &[u8]) -> Result<Form, Vec<Problem>> {
 pub fn form_from_json(value: &Value) -> Result<Form, Vec<Problem>> {
     let mut p = Parser::default();
     let form = p.form(value);
-    if p.problems.is_empty() {
-        if let Some(form) = form {
-            super::check::check_form(&form, &mut p.problems);
-            if p.problems.is_empty() {
-                return Ok(form);
-            }
-        }
+    if let Some(form) = &form {
+        // Checked even when parts failed to parse, so that every problem is listed at once.
+        let parsed_whole = p.problems.is_empty();
+        super::check::check_form(form, &mut p.problems, parsed_whole);
     }
-    Err(p.problems)
+    match form {
+        Some(form) if p.problems.is_empty() => Ok(form),
+        _ => Err(p.problems),
+    }
 }
 
 fn problem(path: &str, reason: impl Into<String>) -> Problem {

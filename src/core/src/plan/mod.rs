@@ -282,7 +282,11 @@ fn plan_method(fr: &FormRef, name: &str, method: &Method) -> Result<MethodPlans,
     }
     let mut params = vec![];
     let args = plan_args(form, method, &method.args, &mut params)?;
-    let title = method.intent.clone().unwrap_or_else(|| name.to_string());
+    let title = method
+        .intent
+        .clone()
+        .or_else(|| method.describe.as_deref().map(title_of))
+        .unwrap_or_else(|| name.to_string());
     let description = describe_tool(
         method.describe.as_deref(),
         name,
@@ -422,6 +426,12 @@ fn plan_cases(
         });
     }
     (plans, skips)
+}
+
+/// A title from describe words: their first sentence, without its full stop.
+fn title_of(words: &str) -> String {
+    let first = words.trim().split(". ").next().unwrap_or("");
+    first.trim_end_matches('.').to_string()
 }
 
 fn describe_tool(

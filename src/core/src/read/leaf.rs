@@ -150,7 +150,7 @@ impl LeafRead<'_, '_> {
                     },
                 };
                 let Some(decimals) = decimals else {
-                    // The canister is not known; check the grammar only.
+                    // The canister is not known (an issue already): check the grammar only.
                     amount::parse_amount(s, 38, None).map(|_| ()).or_else(|f| {
                         if f.code == Code::Unit {
                             Ok(())
@@ -158,10 +158,8 @@ impl LeafRead<'_, '_> {
                             Err(f)
                         }
                     })?;
-                    return Err(Fault::new(
-                        Code::Input,
-                        "the amount cannot be read before the canister is known",
-                    ));
+                    // The canister's issue is already reported; this value is never used.
+                    return Ok((IDLValue::Nat(candid::Nat::from(0u8)), String::new()));
                 };
                 let units = amount::parse_amount(s, decimals, symbol.as_deref())?;
                 let n = BigInt::from(units);

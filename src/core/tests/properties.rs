@@ -1,0 +1,151 @@
+//! Property tests: amount, principal and account text round-trip exactly; the form parser and
+//! the input reader never panic on arbitrary bytes or JSON.
+
+mod common;
+use candid::Principal;
+use common::*;
+use num_bigint::BigUint;
+use proptest::prelude::*;
+use serde_json::Value;
+use tool_host_core::form::parse_form;
+use tool_host_core::packs::pack;
+use tool_host_core::plan::build_tool_plans;
+use tool_host_core::text::account::{format_account, parse_account, Account};
+use tool_host_core::text::amount::{format_amount, parse_amount};
+use tool_host_core::text::principal::parse_principal;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn amount_text_round_trips(decimals in 0u8..=18, units in any::<u128>()) {
+        let n = BigUint::from(units);
+        let text = format_amount(&n, decimals);
+        prop_assert_eq!(parse_amount(&text, decimals, Some("TKA")).unwrap(), n.clone());
+        let with_symbol = format!("{text} TKA");
+        prop_assert_eq!(parse_amount(&with_symbol, decimals, Some("TKA")).unwrap(), n);
+    }
+
+    #[test]
+    fn amount_values_round_trip(decimals in 0u8..=18, int in 0u64..1_000_000_000, frac in proptest::collection::vec(0u8..10, 0..=18)) {
+        let frac: String = frac.iter().take(decimals as usize).map(|d| char::from(b'0' + d)).collect();
+        let text = if frac.is_empty() { int.to_string() } else { format!("{int}.{frac}") };
+        let n = parse_amount(&text, decimals, None).unwrap();
+        let back = format_amount(&n, decimals);
+        // Canonical text drops trailing zeros only.
+        let want = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+        prop_assert_eq!(back, want);
+    }
+
+    #[test]
+    fn principal_text_round_trips(bytes in proptest::collection::vec(any::<u8>(), 0..=29)) {
+        let p = Principal::from_slice(&bytes);
+        let text = p.to_text();
+        prop_assert_eq!(parse_principal(&text).unwrap(), p);
+        prop_assert_eq!(parse_principal(&text.to_uppercase()).unwrap(), p);
+    }
+
+    #[test]
+    fn account_text_round_trips(owner in proptest::collection::vec(any::<u8>(), 0..=29), sub in proptest::option::of(any::<[u8; 32]>())) {
+        let a = Account { owner: Principal::from_slice(&owner), subaccount: sub };
+        let text = format_account(&a);
+        let back = parse_account(&text).unwrap();
+        prop_assert_eq!(back.owner, a.owner);
+        prop_assert_eq!(back.effective_subaccount(), a.effective_subaccount());
+        prop_assert_eq!(format_account(&back), text);
+    }
+
+    #[test]
+    fn the_form_parser_never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let _ = parse_form(&bytes);
+    }
+
+    #[test]
+    fn the_form_parser_never_panics_on_json(v in json_value(4)) {
+        let _ = tool_host_core::form::form_from_json(&v);
+        let wrapped = serde_json::json!({ "format": "candid-profile-resolved", "format_version": 0, "methods": { "m": v.clone() }, "types": { "T": v } });
+        if let Ok(f) = tool_host_core::form::form_from_json(&wrapped) {
+            let fr = tool_host_core::plan::FormRef { id: "t".into(), form: std::sync::Arc::new(f) };
+            let _ = build_tool_plans(&[fr]);
+        }
+    }
+
+    #[test]
+    fn the_input_reader_never_panics_on_json(v in json_value(4), name in "[a-z_]{1,12}") {
+        let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+        for plan in plans.plans.values() {
+            let _ = read(plan, v.clone());
+            let mut obj = serde_json::Map::new();
+            obj.insert(name.clone(), v.clone());
+            obj.insert("canister_id".into(), Value::String(LEDGER.into()));
+            for p in &plan.params {
+                obj.insert(p.name.clone(), v.clone());
+            }
+            let _ = read(plan, Value::Object(obj));
+        }
+    }
+}
+
+/// Arbitrary JSON, strings biased towards what readers parse.
+fn json_value(depth: u32) -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)),
+        "[0-9. A-Za-z_-]{0,24}".prop_map(Value::String),
+        any::<String>().prop_map(Value::String),
+        Just(Value::String(OWNER.into())),
+        Just(Value::String("1.5 TKA".into())),
+    ];
+    leaf.prop_recursive(depth, 64, 8, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z_]{1,10}", inner, 0..8)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Replaces the value at the `pick`-th place of a JSON tree (pre-order).
+fn replace_nth(v: &mut Value, pick: &mut usize, with: &Value) -> bool {
+    if *pick == 0 {
+        *v = with.clone();
+        return true;
+    }
+    *pick -= 1;
+    match v {
+        Value::Array(items) => items.iter_mut().any(|i| replace_nth(i, pick, with)),
+        Value::Object(m) => m.values_mut().any(|i| replace_nth(i, pick, with)),
+        _ => false,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// Structure-aware: the ICRC packs with one place replaced by arbitrary JSON are either
+    /// refused with problems or give plans that read arbitrary inputs, never a panic.
+    #[test]
+    fn mutated_packs_never_panic(pick in 0usize..2000, with in json_value(3), input in json_value(3)) {
+        for (_, text) in tool_host_core::packs::PACKS {
+            let mut v: Value = serde_json::from_str(text).unwrap();
+            let mut n = pick;
+            replace_nth(&mut v, &mut n, &with);
+            match tool_host_core::form::form_from_json(&v) {
+                Err(problems) => prop_assert!(!problems.is_empty()),
+                Ok(f) => {
+                    let fr = tool_host_core::plan::FormRef { id: "t".into(), form: std::sync::Arc::new(f) };
+                    let plans = build_tool_plans(&[fr]);
+                    let _ = tool_host_core::schema::tool_definitions(&plans, &[ledger()]);
+                    for plan in plans.plans.values() {
+                        let _ = read(plan, input.clone());
+                        let _ = read(plan, with_ledger(serde_json::json!({ "to": OWNER, "amount": "1", "account": OWNER })));
+                    }
+                }
+            }
+        }
+    }
+}
