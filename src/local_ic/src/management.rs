@@ -1,0 +1,82 @@
+//! The management canister (`aaaaa-aa`) as seen by canisters: only `raw_rand`.
+//!
+//! Everything else a test needs (creating and installing canisters) goes through the
+//! [`LocalIc`] API; other methods are refused with a reject that says so.
+
+use candid::Principal;
+
+use crate::errors::RejectCode;
+use crate::host::LocalIc;
+use crate::messages::Payload;
+
+impl LocalIc {
+    /// Handles a call from `caller` to the management canister.
+    pub(crate) fn management_call(
+        &mut self,
+        caller: Principal,
+        method: &str,
+        arg: &[u8],
+    ) -> Payload {
+        match method {
+            "raw_rand" => {
+                if !arg.starts_with(b"DIDL") {
+                    return Payload::reject(
+                        RejectCode::CanisterReject,
+                        "management canister: raw_rand expects a Candid-encoded `()` argument",
+                    );
+                }
+                let mut bytes = Vec::with_capacity(32);
+                for _ in 0..4 {
+                    bytes.extend_from_slice(&self.next_random().to_le_bytes());
+                }
+                Payload::Reply(candid_blob(&bytes))
+            }
+            _ => Payload::reject(
+                RejectCode::CanisterReject,
+                format!(
+                    "management canister: method '{method}' (called by {caller}) is not \
+                     implemented by the local IC host; only raw_rand is"
+                ),
+            ),
+        }
+    }
+
+    /// Deterministic pseudo-random numbers (splitmix64), so test runs are reproducible.
+    fn next_random(&mut self) -> u64 {
+        self.rand_state = self.rand_state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rand_state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Candid encoding of a single `blob` value.
+fn candid_blob(bytes: &[u8]) -> Vec<u8> {
+    // "DIDL", one type (vec nat8), one value of type 0, then the LEB128 length and bytes.
+    let mut out = b"DIDL\x01\x6d\x7b\x01\x00".to_vec();
+    let mut len = bytes.len();
+    loop {
+        let byte = (len & 0x7f) as u8;
+        len >>= 7;
+        if len == 0 {
+            out.push(byte);
+            break;
+        }
+        out.push(byte | 0x80);
+    }
+    out.extend_from_slice(bytes);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candid_blob_decodes() {
+        let encoded = candid_blob(&[7u8; 32]);
+        let decoded: Vec<u8> = candid::decode_one(&encoded).unwrap();
+        assert_eq!(decoded, vec![7u8; 32]);
+    }
+}

@@ -1,0 +1,304 @@
+//! Canister and environment functions: identity, status, certified data, stable
+//! memory, time, timer, performance counter, debug output and traps.
+
+use candid::Principal;
+use wasmi::{Caller, Linker};
+
+use super::avail::*;
+use super::heap::{blob_copy, blob_size, read_heap, read_principal, R};
+use super::{contract, exec_for, Env, ExecState, HostTrap};
+
+/// The subnet id, computed once (blob copies need a reference that outlives the call).
+static SUBNET: std::sync::LazyLock<Principal> = std::sync::LazyLock::new(crate::ids::subnet_id);
+
+pub(super) fn define_canister(l: &mut Linker<Env>) {
+    l.func_wrap("ic0", "canister_self_size", |mut c: Caller<'_, Env>| {
+        blob_size(&mut c, "canister_self_size", ALL, |e| {
+            Ok(e.canister_id.as_slice())
+        })
+    })
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "canister_self_copy",
+        |mut c: Caller<'_, Env>, d: i32, o: i32, s: i32| {
+            blob_copy(&mut c, "canister_self_copy", ALL, (d, o, s), |e| {
+                Ok(e.canister_id.as_slice())
+            })
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "canister_status",
+        |mut c: Caller<'_, Env>| -> R<i32> {
+            exec_for(&mut c, "canister_status", ALL)?;
+            Ok(1) // running: stopping/stopped canisters are not simulated
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "canister_version",
+        |mut c: Caller<'_, Env>| -> R<i64> {
+            Ok(exec_for(&mut c, "canister_version", ALL)?.canister_version as i64)
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "subnet_self_size",
+        |mut c: Caller<'_, Env>| -> R<i32> {
+            exec_for(&mut c, "subnet_self_size", ALL)?;
+            Ok(crate::ids::subnet_id().as_slice().len() as i32)
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "subnet_self_copy",
+        |mut c: Caller<'_, Env>, d: i32, o: i32, s: i32| {
+            blob_copy(&mut c, "subnet_self_copy", ALL, (d, o, s), |_| {
+                Ok(SUBNET.as_slice())
+            })
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "subnet_self_node_count",
+        |mut c: Caller<'_, Env>| -> R<i32> {
+            exec_for(&mut c, "subnet_self_node_count", ALL)?;
+            Ok(13)
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "is_controller",
+        |mut c: Caller<'_, Env>, src: i32, size: i32| {
+            exec_for(&mut c, "is_controller", ALL_S)?;
+            let p = read_principal(&c, "is_controller", src, size)?;
+            let exec = c.data().exec.as_ref().expect("checked");
+            Ok(i32::from(exec.controllers.contains(&p)))
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "in_replicated_execution",
+        |mut c: Caller<'_, Env>| -> R<i32> {
+            let exec = exec_for(&mut c, "in_replicated_execution", ALL_S)?;
+            Ok(i32::from(exec.kind.replicated()))
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "certified_data_set",
+        |mut c: Caller<'_, Env>, src: i32, size: i32| {
+            exec_for(&mut c, "certified_data_set", I | G | U | RY | RT | T)?;
+            let data = read_heap(&c, src as u32 as u64, size as u32 as u64)?;
+            if data.len() > 32 {
+                return Err(contract("ic0.certified_data_set: more than 32 bytes"));
+            }
+            c.data_mut().exec.as_mut().expect("checked").certified_data = Some(data);
+            Ok(())
+        },
+    )
+    .unwrap();
+    // Certification is not simulated: no certificate is ever present.
+    l.func_wrap(
+        "ic0",
+        "data_certificate_present",
+        |mut c: Caller<'_, Env>| -> R<i32> {
+            exec_for(&mut c, "data_certificate_present", ALL)?;
+            Ok(0)
+        },
+    )
+    .unwrap();
+    fn no_certificate(_: &ExecState) -> R<&[u8]> {
+        Err(contract(
+            "no data certificate is present (the local IC host does not simulate certification)",
+        ))
+    }
+    l.func_wrap("ic0", "data_certificate_size", |mut c: Caller<'_, Env>| {
+        blob_size(&mut c, "data_certificate_size", NRQ, no_certificate)
+    })
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "data_certificate_copy",
+        |mut c: Caller<'_, Env>, d: i32, o: i32, s: i32| {
+            blob_copy(
+                &mut c,
+                "data_certificate_copy",
+                NRQ,
+                (d, o, s),
+                no_certificate,
+            )
+        },
+    )
+    .unwrap();
+    fn no_root_key(_: &ExecState) -> R<&[u8]> {
+        Err(contract(
+            "ic0.root_key: the local IC host has no root key (certification is not simulated)",
+        ))
+    }
+    l.func_wrap("ic0", "root_key_size", |mut c: Caller<'_, Env>| {
+        blob_size(&mut c, "root_key_size", ALL, no_root_key)
+    })
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "root_key_copy",
+        |mut c: Caller<'_, Env>, d: i32, o: i32, s: i32| {
+            blob_copy(&mut c, "root_key_copy", ALL, (d, o, s), no_root_key)
+        },
+    )
+    .unwrap();
+}
+
+pub(super) fn define_stable(l: &mut Linker<Env>) {
+    l.func_wrap("ic0", "stable64_size", |mut c: Caller<'_, Env>| -> R<i64> {
+        exec_for(&mut c, "stable64_size", ALL_S)?;
+        Ok(c.data().stable.size_pages() as i64)
+    })
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "stable64_grow",
+        |mut c: Caller<'_, Env>, pages: i64| -> R<i64> {
+            exec_for(&mut c, "stable64_grow", ALL_S)?;
+            Ok(c.data_mut()
+                .stable
+                .grow(pages as u64)
+                .map_or(-1, |old| old as i64))
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "stable64_write",
+        |mut c: Caller<'_, Env>, offset: i64, src: i64, size: i64| {
+            exec_for(&mut c, "stable64_write", ALL_S)?;
+            let (offset, src, size) = (offset as u64, src as u64, size as u64);
+            if offset
+                .checked_add(size)
+                .is_none_or(|end| end > c.data().stable.size_bytes())
+            {
+                return Err(contract("stable memory out of bounds"));
+            }
+            let memory = c.data().memory;
+            let Some(memory) = memory else {
+                return if size == 0 {
+                    Ok(())
+                } else {
+                    Err(contract("the canister has no memory"))
+                };
+            };
+            let (heap, env) = memory.data_and_store_mut(&mut c);
+            let end = src
+                .checked_add(size)
+                .filter(|end| *end <= heap.len() as u64)
+                .ok_or_else(|| contract("ic0.stable64_write: heap out of bounds"))?;
+            env.stable
+                .write(offset, &heap[src as usize..end as usize])
+                .map_err(|_| contract("stable memory out of bounds"))
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "stable64_read",
+        |mut c: Caller<'_, Env>, dst: i64, offset: i64, size: i64| {
+            exec_for(&mut c, "stable64_read", ALL_S)?;
+            let (dst, offset, size) = (dst as u64, offset as u64, size as u64);
+            if offset
+                .checked_add(size)
+                .is_none_or(|end| end > c.data().stable.size_bytes())
+            {
+                return Err(contract("stable memory out of bounds"));
+            }
+            let memory = c.data().memory;
+            let Some(memory) = memory else {
+                return if size == 0 {
+                    Ok(())
+                } else {
+                    Err(contract("the canister has no memory"))
+                };
+            };
+            let (heap, env) = memory.data_and_store_mut(&mut c);
+            let end = dst
+                .checked_add(size)
+                .filter(|end| *end <= heap.len() as u64)
+                .ok_or_else(|| contract("ic0.stable64_read: heap out of bounds"))?;
+            env.stable
+                .read(offset, &mut heap[dst as usize..end as usize])
+                .map_err(|_| contract("stable memory out of bounds"))
+        },
+    )
+    .unwrap();
+}
+
+pub(super) fn define_misc(l: &mut Linker<Env>) {
+    l.func_wrap("ic0", "time", |mut c: Caller<'_, Env>| -> R<i64> {
+        Ok(exec_for(&mut c, "time", ALL)?.time as i64)
+    })
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "global_timer_set",
+        |mut c: Caller<'_, Env>, ts: i64| -> R<i64> {
+            let exec = exec_for(&mut c, "global_timer_set", I | G | U | RY | RT | C | T)?;
+            let previous = exec.global_timer;
+            exec.global_timer = ts as u64;
+            exec.global_timer_changed = true;
+            Ok(previous as i64)
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "performance_counter",
+        |mut c: Caller<'_, Env>, ty: i32| -> R<i64> {
+            let remaining = c.get_fuel().unwrap_or(0);
+            let exec = exec_for(&mut c, "performance_counter", ALL_S)?;
+            let used = exec.fuel_limit.saturating_sub(remaining);
+            match ty {
+                0 => Ok(used as i64),
+                1 => Ok((exec.call_context_instructions + used) as i64),
+                _ => Err(contract(format!(
+                    "ic0.performance_counter: unknown counter type {ty}"
+                ))),
+            }
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "debug_print",
+        |mut c: Caller<'_, Env>, src: i32, size: i32| {
+            exec_for(&mut c, "debug_print", ALL_S)?;
+            // Like the IC, an unreadable range is not an error worth trapping for.
+            let bytes = read_heap(&c, src as u32 as u64, size as u32 as u64).unwrap_or_default();
+            c.data_mut()
+                .logs
+                .push(String::from_utf8_lossy(&bytes).into_owned());
+            Ok(())
+        },
+    )
+    .unwrap();
+    l.func_wrap(
+        "ic0",
+        "trap",
+        |mut c: Caller<'_, Env>, src: i32, size: i32| -> R<()> {
+            exec_for(&mut c, "trap", ALL_S)?;
+            let bytes = read_heap(&c, src as u32 as u64, size as u32 as u64)?;
+            Err(wasmi::Error::host(HostTrap::Explicit(
+                String::from_utf8_lossy(&bytes).into_owned(),
+            )))
+        },
+    )
+    .unwrap();
+}
