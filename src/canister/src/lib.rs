@@ -1,1 +1,295 @@
-//! The tool host canister: a thin ic-cdk layer over the core engine.
+//! The tool host canister: ic-cdk glue over the engine. Every method checks its caller inside
+//! the engine; `canister_inspect_message` only drops what is refused anyway, to save cycles.
+
+use candid::{CandidType, Deserialize, Principal};
+use ic_cdk::call::{Call, CallFailed};
+use ic_cdk::{init, inspect_message, post_upgrade, query, update};
+use ic_stable_structures::DefaultMemoryImpl;
+use std::cell::{Cell, RefCell};
+use std::time::Duration;
+use tool_host_engine::consent::{ConsentMessageRequest, ConsentResponse};
+use tool_host_engine::runtime::{CallOutcome, Runtime};
+use tool_host_engine::state::State;
+use tool_host_engine::types::*;
+use tool_host_engine::{consent, lifecycle, owners, registry, schedule, send, tools, views};
+
+thread_local! {
+    static STATE: RefCell<Option<State<DefaultMemoryImpl>>> = const { RefCell::new(None) };
+    static TIMER: Cell<Option<ic_cdk_timers::TimerId>> = const { Cell::new(None) };
+}
+
+/// The runtime on the Internet Computer.
+struct Ic;
+
+impl Runtime for Ic {
+    type M = DefaultMemoryImpl;
+
+    fn now(&self) -> u64 {
+        ic_cdk::api::time()
+    }
+    fn self_id(&self) -> Principal {
+        ic_cdk::api::canister_self()
+    }
+    fn is_controller(&self, p: &Principal) -> bool {
+        ic_cdk::api::is_controller(p)
+    }
+    fn with_state<T>(&self, f: impl FnOnce(&mut State<Self::M>) -> T) -> T {
+        STATE.with_borrow_mut(|s| {
+            f(s.get_or_insert_with(|| State::init(DefaultMemoryImpl::default())))
+        })
+    }
+    async fn call(
+        &self,
+        canister: Principal,
+        method: &str,
+        arg: Vec<u8>,
+        timeout_seconds: u32,
+    ) -> CallOutcome {
+        match Call::bounded_wait(canister, method)
+            .with_raw_args(&arg)
+            .change_timeout(timeout_seconds)
+            .await
+        {
+            Ok(reply) => CallOutcome::Replied(reply.into_bytes()),
+            Err(CallFailed::CallRejected(r)) => CallOutcome::Rejected {
+                code: r.raw_reject_code(),
+                message: r.reject_message().to_string(),
+            },
+            Err(CallFailed::CallPerformFailed(e)) => CallOutcome::NotSent(e.to_string()),
+            Err(CallFailed::InsufficientLiquidCycleBalance(e)) => {
+                CallOutcome::NotSent(e.to_string())
+            }
+        }
+    }
+    fn wake_at(&self, at_ns: u64) {
+        if let Some(old) = TIMER.take() {
+            ic_cdk_timers::clear_timer(old);
+        }
+        let delay = Duration::from_nanos(at_ns.saturating_sub(ic_cdk::api::time()));
+        let id = ic_cdk_timers::set_timer(delay, async {
+            TIMER.set(None);
+            schedule::tick(&Ic).await;
+        });
+        TIMER.set(Some(id));
+    }
+}
+
+/// Install and upgrade argument: initial admins and limits.
+#[derive(CandidType, Deserialize, Clone, Debug, Default)]
+pub struct InitArgs {
+    pub admins: Vec<Principal>,
+    pub limits: Option<Limits>,
+}
+
+fn apply_init(args: Option<InitArgs>) {
+    let args = args.unwrap_or_default();
+    let now = ic_cdk::api::time();
+    Ic.with_state(|s| {
+        for a in args.admins {
+            if a != Principal::anonymous() {
+                s.admins.insert(a, now);
+            }
+        }
+        if let Some(l) = args.limits {
+            s.update_config(|c| c.limits = l);
+        }
+    });
+}
+
+#[init]
+fn init(args: Option<InitArgs>) {
+    apply_init(args);
+    lifecycle::after_init(&Ic);
+}
+
+#[post_upgrade]
+fn post_upgrade(args: Option<InitArgs>) {
+    apply_init(args);
+    lifecycle::after_upgrade(&Ic);
+}
+
+fn caller() -> Principal {
+    ic_cdk::api::msg_caller()
+}
+
+// Tools.
+
+#[query]
+fn list_tools() -> String {
+    tools::list_tools(&Ic)
+}
+
+#[update]
+async fn call_tool(args: CallToolArgs) -> Result<ToolResult, ApiError> {
+    tools::call_tool(&Ic, caller(), args).await
+}
+
+// Intents and confirmation.
+
+#[update]
+async fn confirm(args: ConfirmArgs) -> Result<ToolResult, ApiError> {
+    send::confirm(&Ic, caller(), args).await
+}
+
+#[update]
+fn decline(args: DeclineArgs) -> Result<ToolResult, ApiError> {
+    send::decline(&Ic, caller(), args.intent_id)
+}
+
+#[query]
+fn get_intent(id: u64) -> Result<IntentView, ApiError> {
+    views::get_intent(&Ic, caller(), id)
+}
+
+#[query]
+fn list_intents(args: ListIntentsArgs) -> Result<IntentPage, ApiError> {
+    views::list_intents(&Ic, caller(), args)
+}
+
+// Owners.
+
+#[update]
+fn authorize_agent(agent: Principal) -> Result<(), ApiError> {
+    owners::authorize_agent(&Ic, caller(), agent)
+}
+
+#[update]
+fn revoke_agent(agent: Principal) -> Result<(), ApiError> {
+    owners::revoke_agent(&Ic, caller(), agent)
+}
+
+#[query]
+fn list_agents() -> Result<Vec<Principal>, ApiError> {
+    owners::list_agents(&Ic, caller())
+}
+
+#[query]
+fn deposit_account() -> Result<DepositAccount, ApiError> {
+    owners::deposit_account(&Ic, caller())
+}
+
+// Admins.
+
+#[update]
+fn register_form(args: RegisterFormArgs) -> Result<FormInfo, ApiError> {
+    registry::register_form(&Ic, caller(), args)
+}
+
+#[update]
+fn remove_form(id: String) -> Result<(), ApiError> {
+    registry::remove_form(&Ic, caller(), id)
+}
+
+#[query]
+fn list_forms() -> Result<Vec<FormInfo>, ApiError> {
+    registry::list_forms(&Ic, caller())
+}
+
+#[update]
+async fn register_canister(args: RegisterCanisterArgs) -> Result<TargetView, ApiError> {
+    registry::register_canister(&Ic, caller(), args).await
+}
+
+#[update]
+fn remove_canister(id: Principal) -> Result<(), ApiError> {
+    registry::remove_canister(&Ic, caller(), id)
+}
+
+#[query]
+fn list_canisters() -> Result<Vec<TargetView>, ApiError> {
+    registry::list_canisters(&Ic, caller())
+}
+
+#[update]
+async fn refresh_refs(id: Option<Principal>) -> Result<Vec<TargetView>, ApiError> {
+    registry::refresh_refs(&Ic, caller(), id).await
+}
+
+#[query]
+fn get_limits() -> Result<Limits, ApiError> {
+    registry::get_limits(&Ic, caller())
+}
+
+#[update]
+fn set_limits(limits: Limits) -> Result<Limits, ApiError> {
+    registry::set_limits(&Ic, caller(), limits)
+}
+
+#[update]
+fn add_admin(admin: Principal) -> Result<(), ApiError> {
+    registry::add_admin(&Ic, caller(), admin)
+}
+
+#[update]
+fn remove_admin(admin: Principal) -> Result<(), ApiError> {
+    registry::remove_admin(&Ic, caller(), admin)
+}
+
+#[query]
+fn list_admins() -> Result<Vec<Principal>, ApiError> {
+    registry::list_admins(&Ic, caller())
+}
+
+#[query]
+fn stats() -> Result<Stats, ApiError> {
+    tool_host_engine::auth::user(&caller())?;
+    Ok(lifecycle::stats(&Ic, ic_cdk::api::stable_size() * 65_536))
+}
+
+// ICRC-21 and ICRC-10.
+
+#[update]
+fn icrc21_canister_call_consent_message(req: ConsentMessageRequest) -> ConsentResponse {
+    consent::consent_message(&Ic, req)
+}
+
+#[query]
+fn icrc10_supported_standards() -> Vec<StandardRecord> {
+    consent::supported_standards()
+}
+
+/// Bytes of an update's argument accepted at the door; the engine checks its own limits too.
+const MAX_ARG_BYTES: usize = 80 * 1024;
+const MAX_FORM_ARG_BYTES: usize = 300 * 1024;
+
+/// Drops anonymous and oversized update calls before they cost cycles. Not a security
+/// boundary: every method checks its caller itself.
+#[inspect_message]
+fn inspect_message() {
+    let method = ic_cdk::api::msg_method_name();
+    let anonymous = ic_cdk::api::msg_caller() == Principal::anonymous();
+    if anonymous && method != "icrc21_canister_call_consent_message" {
+        return;
+    }
+    let max = if method == "register_form" {
+        MAX_FORM_ARG_BYTES
+    } else {
+        MAX_ARG_BYTES
+    };
+    if ic_cdk::api::msg_arg_data().len() > max {
+        return;
+    }
+    ic_cdk::api::accept_message();
+}
+
+ic_cdk::export_candid!();
+
+#[cfg(test)]
+mod tests {
+    use candid_parser::utils::{service_equal, CandidSource};
+
+    #[test]
+    fn the_did_file_matches_the_exported_interface() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../candid/tool_host.did");
+        let exported = super::__export_service();
+        if std::env::var("UPDATE_CANDID").is_ok() {
+            let header = "// The tool host's Candid interface. Generated from the code (UPDATE_CANDID=1 cargo test -p tool_host);\n// a test checks that the two agree. Roles, errors and limits: docs/canister.md.\n\n";
+            std::fs::write(&path, format!("{header}{exported}")).expect("writes the .did");
+            return;
+        }
+        service_equal(CandidSource::Text(&exported), CandidSource::File(&path)).unwrap_or_else(|e| {
+            panic!("candid/tool_host.did differs from the code: {e}\n\nthe code exports:\n{exported}")
+        });
+    }
+}

@@ -1,1 +1,25 @@
-//! placeholder
+//! The tool host's engine: stable state, roles, tools, intents and the outcome table. Generic
+//! over [`runtime::Runtime`] (time, the inter-canister call, the timer, controllers, the
+//! state), so that every rule runs natively against a scripted ledger; the canister crate is
+//! thin ic-cdk glue over it.
+
+pub mod auth;
+pub mod catalog;
+pub mod consent;
+pub mod errors;
+pub mod lifecycle;
+pub mod memory;
+pub mod model;
+pub mod names;
+pub mod outcome;
+pub mod owners;
+pub mod reconcile;
+pub mod registry;
+pub mod results;
+pub mod runtime;
+pub mod schedule;
+pub mod send;
+pub mod state;
+pub mod tools;
+pub mod types;
+pub mod views;

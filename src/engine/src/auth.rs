@@ -1,0 +1,58 @@
+//! Roles, checked inside every method (inspect_message only saves cycles):
+//! controllers and admins manage forms, canisters and limits; any non-anonymous principal is an
+//! owner of its own intents; an agent acts only for the owners that authorized it and never confirms.
+
+use crate::errors::*;
+use crate::runtime::Runtime;
+use crate::types::ApiResult;
+use candid::Principal;
+
+pub fn user(caller: &Principal) -> ApiResult<()> {
+    if *caller == Principal::anonymous() {
+        return Err(err(
+            ANONYMOUS,
+            "the anonymous principal may only list tools and read consent messages; sign in",
+        ));
+    }
+    Ok(())
+}
+
+pub fn controller<R: Runtime>(rt: &R, caller: &Principal) -> ApiResult<()> {
+    user(caller)?;
+    if !rt.is_controller(caller) {
+        return Err(err(
+            NOT_AUTHORIZED,
+            format!("{caller} is not a controller of the tool host"),
+        ));
+    }
+    Ok(())
+}
+
+pub fn admin<R: Runtime>(rt: &R, caller: &Principal) -> ApiResult<()> {
+    user(caller)?;
+    if rt.is_controller(caller) || rt.with_state(|s| s.admins.contains_key(caller)) {
+        return Ok(());
+    }
+    Err(err(
+        NOT_AUTHORIZED,
+        format!("{caller} is neither a controller nor an admin of the tool host"),
+    ))
+}
+
+/// The owner a call acts for: the caller itself, or an owner that authorized the caller as its agent.
+pub fn acting_owner<R: Runtime>(
+    rt: &R,
+    caller: &Principal,
+    owner: Option<Principal>,
+) -> ApiResult<Principal> {
+    user(caller)?;
+    let owner = owner.unwrap_or(*caller);
+    if owner == *caller || rt.with_state(|s| s.is_agent_of(&owner, caller)) {
+        Ok(owner)
+    } else {
+        Err(err(
+            NOT_AUTHORIZED,
+            format!("{caller} is not an agent of {owner}"),
+        ))
+    }
+}

@@ -1,0 +1,36 @@
+//! The one registry of stable-memory ids. An id is never reused: a retired structure keeps its
+//! id reserved here, so that old data is never read as new.
+
+use ic_stable_structures::memory_manager::MemoryId;
+
+pub const CONFIG: MemoryId = MemoryId::new(0);
+pub const FORMS: MemoryId = MemoryId::new(1);
+pub const TARGETS: MemoryId = MemoryId::new(2);
+pub const ADMINS: MemoryId = MemoryId::new(3);
+pub const AGENTS: MemoryId = MemoryId::new(4);
+pub const INTENTS: MemoryId = MemoryId::new(5);
+/// (owner, identity digest) → intent id, for intents that are not settled.
+pub const INTENT_KEYS: MemoryId = MemoryId::new(6);
+/// (owner, intent id), to list an owner's intents in pages.
+pub const OWNER_INTENTS: MemoryId = MemoryId::new(7);
+/// owner → intents not settled, for the per-owner cap.
+pub const OPEN_COUNTS: MemoryId = MemoryId::new(8);
+/// (due time, task kind, id): what the timer does next.
+pub const DUE: MemoryId = MemoryId::new(9);
+/// Intents with a send in flight, found again after an upgrade without scanning all intents.
+pub const IN_FLIGHT: MemoryId = MemoryId::new(10);
+
+/// Every id in use, for the test that no two structures share one.
+pub const ALL: [MemoryId; 11] = [
+    CONFIG,
+    FORMS,
+    TARGETS,
+    ADMINS,
+    AGENTS,
+    INTENTS,
+    INTENT_KEYS,
+    OWNER_INTENTS,
+    OPEN_COUNTS,
+    DUE,
+    IN_FLIGHT,
+];

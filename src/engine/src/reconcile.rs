@@ -1,0 +1,349 @@
+//! Reconciling an unknown outcome by reading, never by sending: a fresh call to the same target
+//! first (calls between two canisters are delivered in order, so the original has executed or
+//! never will), then a scan of its ICRC-3 blocks from the log length journaled before the send,
+//! matching the memo, the stamp (`created_at_time`) and the amount.
+
+use crate::catalog;
+use crate::model::Status;
+use crate::runtime::{CallOutcome, Runtime};
+use crate::schedule;
+use crate::send::{schedule_reconcile, settle};
+use candid::types::value::IDLValue;
+use candid::{CandidType, IDLArgs, Nat, Principal};
+use num_bigint::BigUint;
+
+/// Blocks asked for in one `icrc3_get_blocks` call, and calls in one reconciliation.
+const PAGE: u64 = 1_000;
+const MAX_PAGES: usize = 20;
+
+#[derive(CandidType)]
+struct GetBlocksRequest {
+    start: Nat,
+    length: Nat,
+}
+
+fn request(ranges: &[(u64, u64)]) -> Vec<u8> {
+    let reqs: Vec<GetBlocksRequest> = ranges
+        .iter()
+        .map(|(s, l)| GetBlocksRequest {
+            start: Nat::from(*s),
+            length: Nat::from(*l),
+        })
+        .collect();
+    candid::encode_one(reqs).unwrap_or_default()
+}
+
+/// An archive to ask: its canister, the method (the callback) and the ranges it holds.
+type Archive = (Principal, String, Vec<(u64, u64)>);
+
+/// One `icrc3_get_blocks` answer: the log length, blocks by id, and archives to ask.
+struct Page {
+    log_length: u64,
+    blocks: Vec<(u64, IDLValue)>,
+    archives: Vec<Archive>,
+}
+
+fn field<'a>(v: &'a IDLValue, name: &str) -> Option<&'a IDLValue> {
+    match v {
+        IDLValue::Record(fs) => fs
+            .iter()
+            .find(|f| crate::names::is_label(&f.id, name))
+            .map(|f| &f.val),
+        _ => None,
+    }
+}
+
+fn index(v: &IDLValue, i: u32) -> Option<&IDLValue> {
+    match v {
+        IDLValue::Record(fs) => fs.iter().find(|f| f.id.get_id() == i).map(|f| &f.val),
+        _ => None,
+    }
+}
+
+fn nat(v: &IDLValue) -> Option<u64> {
+    tool_host_core::read::value::value_int(v).and_then(|n| u64::try_from(n).ok())
+}
+
+fn ranges(v: &IDLValue) -> Vec<(u64, u64)> {
+    match v {
+        IDLValue::Vec(items) => items
+            .iter()
+            .filter_map(|r| Some((nat(field(r, "start")?)?, nat(field(r, "length")?)?)))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+fn parse_page(bytes: &[u8]) -> Result<Page, String> {
+    let args = IDLArgs::from_bytes(bytes).map_err(|e| format!("the blocks do not decode: {e}"))?;
+    let r = args.args.first().ok_or("no result")?;
+    let log_length = field(r, "log_length")
+        .and_then(nat)
+        .ok_or("no log_length")?;
+    let mut blocks = vec![];
+    if let Some(IDLValue::Vec(items)) = field(r, "blocks") {
+        for b in items {
+            if let (Some(id), Some(block)) = (field(b, "id").and_then(nat), field(b, "block")) {
+                blocks.push((id, block.clone()));
+            }
+        }
+    }
+    let mut archives = vec![];
+    if let Some(IDLValue::Vec(items)) = field(r, "archived_blocks") {
+        for a in items {
+            if let (Some(IDLValue::Func(p, m)), Some(args)) =
+                (field(a, "callback"), field(a, "args"))
+            {
+                archives.push((*p, m.clone(), ranges(args)));
+            }
+        }
+    }
+    Ok(Page {
+        log_length,
+        blocks,
+        archives,
+    })
+}
+
+async fn get_blocks<R: Runtime>(
+    rt: &R,
+    canister: Principal,
+    method: &str,
+    ranges: &[(u64, u64)],
+    timeout: u32,
+) -> Result<Page, String> {
+    match rt.call(canister, method, request(ranges), timeout).await {
+        CallOutcome::Replied(bytes) => parse_page(&bytes),
+        CallOutcome::Rejected { code, message } => Err(format!("rejected ({code}) {message}")),
+        CallOutcome::NotSent(m) => Err(format!("not sent: {m}")),
+    }
+}
+
+/// The target's log length now (an empty `icrc3_get_blocks` request).
+pub async fn read_log_length<R: Runtime>(
+    rt: &R,
+    canister: Principal,
+    timeout: u32,
+) -> Result<u64, String> {
+    get_blocks(rt, canister, "icrc3_get_blocks", &[], timeout)
+        .await
+        .map(|p| p.log_length)
+}
+
+/// An ICRC-3 `Value` map's entry.
+fn map_get<'a>(v: &'a IDLValue, key: &str) -> Option<&'a IDLValue> {
+    let IDLValue::Variant(vv) = v else {
+        return None;
+    };
+    if !crate::names::is_label(&vv.0.id, "Map") {
+        return None;
+    }
+    let IDLValue::Vec(entries) = &vv.0.val else {
+        return None;
+    };
+    entries
+        .iter()
+        .find_map(|e| match (index(e, 0), index(e, 1)) {
+            (Some(IDLValue::Text(k)), Some(val)) if k == key => Some(val),
+            _ => None,
+        })
+}
+
+fn value_blob(v: &IDLValue) -> Option<Vec<u8>> {
+    let IDLValue::Variant(vv) = v else {
+        return None;
+    };
+    if !crate::names::is_label(&vv.0.id, "Blob") {
+        return None;
+    }
+    match &vv.0.val {
+        IDLValue::Blob(b) => Some(b.clone()),
+        IDLValue::Vec(items) => items
+            .iter()
+            .map(|i| {
+                if let IDLValue::Nat8(b) = i {
+                    Some(*b)
+                } else {
+                    None
+                }
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+fn value_nat(v: &IDLValue) -> Option<BigUint> {
+    let IDLValue::Variant(vv) = v else {
+        return None;
+    };
+    if !crate::names::is_label(&vv.0.id, "Nat") {
+        return None;
+    }
+    tool_host_core::read::value::value_uint(&vv.0.val)
+}
+
+/// What identifies the original transaction in a block.
+pub struct Expected {
+    pub memo: Option<Vec<u8>>,
+    pub stamp: u64,
+    pub amount: Option<BigUint>,
+}
+
+/// Whether a block holds the original: its `tx` has the memo, the stamp as `ts` and the amount.
+pub fn matches(block: &IDLValue, e: &Expected) -> bool {
+    let Some(tx) = map_get(block, "tx") else {
+        return false;
+    };
+    if let Some(memo) = &e.memo {
+        if map_get(tx, "memo").and_then(value_blob).as_ref() != Some(memo) {
+            return false;
+        }
+    }
+    if map_get(tx, "ts").and_then(value_nat) != Some(BigUint::from(e.stamp)) {
+        return false;
+    }
+    match &e.amount {
+        Some(a) => map_get(tx, "amt").and_then(value_nat).as_ref() == Some(a),
+        None => true,
+    }
+}
+
+/// The amount in an intent's argument record, if it has one.
+fn expected_amount(args: &IDLArgs) -> Option<BigUint> {
+    let amount = field(args.args.first()?, "amount")?;
+    tool_host_core::read::value::value_uint(amount)
+}
+
+enum Scan {
+    Found(u64),
+    Absent { from: u64, to: u64 },
+    Incomplete(String),
+}
+
+async fn scan<R: Runtime>(
+    rt: &R,
+    canister: Principal,
+    from: u64,
+    e: &Expected,
+    timeout: u32,
+) -> Scan {
+    let mut start = from;
+    for _ in 0..MAX_PAGES {
+        let page =
+            match get_blocks(rt, canister, "icrc3_get_blocks", &[(start, PAGE)], timeout).await {
+                Ok(p) => p,
+                Err(m) => return Scan::Incomplete(m),
+            };
+        if let Some((id, _)) = page.blocks.iter().find(|(_, b)| matches(b, e)) {
+            return Scan::Found(*id);
+        }
+        let mut next = page
+            .blocks
+            .iter()
+            .map(|(id, _)| id + 1)
+            .max()
+            .unwrap_or(start);
+        for (archive, method, ranges) in &page.archives {
+            match get_blocks(rt, *archive, method, ranges, timeout).await {
+                Ok(p) => {
+                    if let Some((id, _)) = p.blocks.iter().find(|(_, b)| matches(b, e)) {
+                        return Scan::Found(*id);
+                    }
+                }
+                Err(m) => return Scan::Incomplete(format!("archive {archive}: {m}")),
+            }
+            next = next.max(ranges.iter().map(|(s, l)| s + l).max().unwrap_or(next));
+        }
+        if next >= page.log_length {
+            return Scan::Absent {
+                from,
+                to: page.log_length,
+            };
+        }
+        if next == start {
+            return Scan::Incomplete(format!(
+                "the target returned no blocks from {start} below its log length {}",
+                page.log_length
+            ));
+        }
+        start = next;
+    }
+    Scan::Incomplete(format!(
+        "more than {} blocks to read; continues later",
+        PAGE * MAX_PAGES as u64
+    ))
+}
+
+/// Reconciles one intent held or unknown; reschedules itself when the target cannot be read.
+pub async fn run<R: Runtime>(rt: &R, id: u64) {
+    let job = rt.with_state(|s| {
+        let i = s.intents.get(&id)?;
+        if !matches!(i.status, Status::Unknown | Status::Reconcile) {
+            return None;
+        }
+        let stamp = i.stamp_ns?;
+        let icrc3 = s.targets.get(&i.canister).is_some_and(|t| t.icrc3);
+        if !icrc3 {
+            let mut i = i;
+            i.finding = Some(
+                "unreadable: the target does not list ICRC-3, so its history cannot be read".into(),
+            );
+            s.put_intent(i);
+            return None;
+        }
+        let plan = catalog::current(s).plans.plans.get(&i.tool).cloned()?;
+        let amount = tool_host_core::codec::decode_args(&plan, &i.arg)
+            .ok()
+            .and_then(|a| expected_amount(&a));
+        Some((
+            i.canister,
+            i.log_length.unwrap_or(0),
+            Expected {
+                memo: i.memo.clone(),
+                stamp,
+                amount,
+            },
+            s.limits().call_timeout_seconds,
+        ))
+    });
+    let Some((canister, from, expected, timeout)) = job else {
+        return;
+    };
+    let result = scan(rt, canister, from, &expected, timeout).await;
+    let now = rt.now();
+    rt.with_state(|s| {
+        let Some(mut i) = s.intents.get(&id) else {
+            return;
+        };
+        if !matches!(i.status, Status::Unknown | Status::Reconcile) {
+            return;
+        }
+        match result {
+            Scan::Found(block) => {
+                i.status = Status::Done;
+                settle(
+                    s,
+                    &mut i,
+                    now,
+                    "success",
+                    Some(format!("reconciled: found in block {block}")),
+                );
+            }
+            Scan::Absent { from, to } => settle(
+                s,
+                &mut i,
+                now,
+                "not_executed",
+                Some(format!("reconciled: absent from blocks {from} to {to}")),
+            ),
+            Scan::Incomplete(why) => {
+                i.reconcile_tries += 1;
+                i.finding = Some(format!("reconciliation continues: {why}"));
+                schedule_reconcile(s, &mut i, now);
+            }
+        }
+        i.updated_at = now;
+        s.put_intent(i);
+    });
+    schedule::rearm(rt);
+}

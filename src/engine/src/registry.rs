@@ -1,0 +1,451 @@
+//! What admins manage: forms, target canisters (with refs read from the canister itself),
+//! admins, limits.
+
+use crate::auth;
+use crate::catalog::{self, target_canister};
+use crate::errors::*;
+use crate::model::{Limits, StoredForm, Target};
+use crate::runtime::{CallOutcome, Runtime};
+use crate::types::*;
+use candid::{IDLArgs, IDLValue, Principal};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use tool_host_core::form::{parse_form, ref_sources};
+use tool_host_core::plan::{build_tool_plans, FormRef};
+
+/// `DIDL` with no arguments: what a ref query is called with.
+pub const NO_ARGS: &[u8] = b"DIDL\x00\x00";
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+}
+
+pub fn register_form<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    args: RegisterFormArgs,
+) -> ApiResult<FormInfo> {
+    auth::admin(rt, &caller)?;
+    if !valid_id(&args.id) {
+        return Err(err(
+            INVALID_ARGUMENT,
+            "a form id has 1 to 64 letters, digits, '_', '-' or '.'",
+        ));
+    }
+    let limits = rt.with_state(|s| s.limits());
+    if args.json.len() > limits.max_form_bytes as usize {
+        return Err(err(
+            TOO_LARGE,
+            format!(
+                "the form is {} bytes, over the limit of {}",
+                args.json.len(),
+                limits.max_form_bytes
+            ),
+        ));
+    }
+    let form = parse_form(args.json.as_bytes()).map_err(|problems| ApiError {
+        code: INVALID_FORM.into(),
+        message: format!(
+            "the form is refused: {} problem{}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" }
+        ),
+        issues: problems
+            .into_iter()
+            .map(|p| IssueView {
+                param: String::new(),
+                path: p.path,
+                code: "E_FORM".into(),
+                message: p.reason,
+            })
+            .collect(),
+    })?;
+    let info = form_info(&args.id, &form, args.json.len(), rt.now());
+    rt.with_state(|s| {
+        if !s.forms.contains_key(&args.id) && s.forms.len() >= limits.max_forms as u64 {
+            return Err(err(
+                LIMIT,
+                format!("the tool host keeps at most {} forms", limits.max_forms),
+            ));
+        }
+        s.forms.insert(
+            args.id.clone(),
+            StoredForm {
+                json: args.json,
+                registered_at: rt.now(),
+                registered_by: caller,
+            },
+        );
+        s.bump_catalog();
+        catalog::current(s);
+        Ok(())
+    })?;
+    Ok(info)
+}
+
+fn form_info(id: &str, form: &tool_host_core::form::Form, bytes: usize, at: u64) -> FormInfo {
+    let plans = build_tool_plans(&[FormRef {
+        id: id.to_string(),
+        form: Arc::new(form.clone()),
+    }]);
+    FormInfo {
+        id: id.to_string(),
+        bytes: bytes as u32,
+        methods: form.methods.len() as u32,
+        registered_at: at,
+        tools: plans.tool_names(),
+        skipped: plans
+            .skipped
+            .into_iter()
+            .map(|s| SkipView {
+                method: s.method,
+                reason: s.reason,
+            })
+            .collect(),
+    }
+}
+
+pub fn remove_form<R: Runtime>(rt: &R, caller: Principal, id: String) -> ApiResult<()> {
+    auth::admin(rt, &caller)?;
+    rt.with_state(|s| {
+        if !s.forms.contains_key(&id) {
+            return Err(err(NOT_FOUND, format!("no form '{id}'")));
+        }
+        let users: Vec<String> = s
+            .targets
+            .iter()
+            .filter(|e| e.value().forms.contains(&id))
+            .map(|e| e.key().to_text())
+            .collect();
+        if !users.is_empty() {
+            return Err(err(
+                IN_USE,
+                format!(
+                    "form '{id}' applies to {}; register them without it first",
+                    users.join(", ")
+                ),
+            ));
+        }
+        s.forms.remove(&id);
+        s.bump_catalog();
+        catalog::current(s);
+        Ok(())
+    })
+}
+
+pub fn list_forms<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<FormInfo>> {
+    auth::user(&caller)?;
+    Ok(rt.with_state(|s| {
+        s.forms
+            .iter()
+            .filter_map(|e| {
+                let (id, f) = e.into_pair();
+                parse_form(f.json.as_bytes())
+                    .ok()
+                    .map(|form| form_info(&id, &form, f.json.len(), f.registered_at))
+            })
+            .collect()
+    }))
+}
+
+pub async fn register_canister<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    args: RegisterCanisterArgs,
+) -> ApiResult<TargetView> {
+    auth::admin(rt, &caller)?;
+    if args.id == Principal::anonymous()
+        || args.id == Principal::management_canister()
+        || args.id == rt.self_id()
+    {
+        return Err(err(
+            INVALID_ARGUMENT,
+            format!("{} cannot be a target canister", args.id),
+        ));
+    }
+    if args.forms.is_empty() {
+        return Err(err(
+            INVALID_ARGUMENT,
+            "name at least one form that applies to the canister",
+        ));
+    }
+    if let Some(l) = &args.label {
+        if l.is_empty() || l.chars().count() > 32 {
+            return Err(err(INVALID_ARGUMENT, "a label has 1 to 32 characters"));
+        }
+    }
+    let limits = rt.with_state(|s| s.limits());
+    rt.with_state(|s| {
+        for f in &args.forms {
+            if !s.forms.contains_key(f) {
+                return Err(err(NOT_FOUND, format!("no form '{f}'; register it first")));
+            }
+        }
+        let existing = s.targets.get(&args.id);
+        if existing.is_none() && s.targets.len() >= limits.max_canisters as u64 {
+            return Err(err(
+                LIMIT,
+                format!(
+                    "the tool host keeps at most {} canisters",
+                    limits.max_canisters
+                ),
+            ));
+        }
+        let mut forms = args.forms.clone();
+        forms.sort();
+        forms.dedup();
+        let t = Target {
+            label: args.label.clone(),
+            forms,
+            refs_json: existing
+                .as_ref()
+                .map(|t| t.refs_json.clone())
+                .unwrap_or_else(|| "{}".into()),
+            refs_updated_at: existing.as_ref().and_then(|t| t.refs_updated_at),
+            refs_error: None,
+            icrc3: existing.as_ref().is_some_and(|t| t.icrc3),
+            registered_at: existing
+                .as_ref()
+                .map(|t| t.registered_at)
+                .unwrap_or(rt.now()),
+        };
+        s.targets.insert(args.id, t);
+        s.bump_catalog();
+        Ok(())
+    })?;
+    refresh_target(rt, args.id).await;
+    rt.with_state(|s| {
+        catalog::current(s);
+        s.targets.get(&args.id).map(|t| target_view(args.id, &t))
+    })
+    .ok_or_else(|| {
+        err(
+            NOT_FOUND,
+            "the canister was removed while its refs were read",
+        )
+    })
+}
+
+pub fn remove_canister<R: Runtime>(rt: &R, caller: Principal, id: Principal) -> ApiResult<()> {
+    auth::admin(rt, &caller)?;
+    rt.with_state(|s| {
+        if !s.targets.contains_key(&id) {
+            return Err(err(NOT_FOUND, format!("no target canister {id}")));
+        }
+        // Only intents not settled are in the key index; they still need the canister.
+        let busy = s
+            .intent_keys
+            .iter()
+            .filter_map(|e| s.intents.get(&e.value()))
+            .filter(|i| i.canister == id)
+            .count();
+        if busy > 0 {
+            return Err(err(
+                IN_USE,
+                format!("{busy} intents for {id} are not settled yet"),
+            ));
+        }
+        s.targets.remove(&id);
+        s.bump_catalog();
+        catalog::current(s);
+        Ok(())
+    })
+}
+
+pub fn list_canisters<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<TargetView>> {
+    auth::user(&caller)?;
+    Ok(rt.with_state(|s| {
+        s.targets
+            .iter()
+            .map(|e| {
+                let (id, t) = e.into_pair();
+                target_view(id, &t)
+            })
+            .collect()
+    }))
+}
+
+pub fn target_view(id: Principal, t: &Target) -> TargetView {
+    TargetView {
+        id,
+        label: t.label.clone(),
+        forms: t.forms.clone(),
+        refs: t.refs_json.clone(),
+        refs_updated_at: t.refs_updated_at,
+        refs_error: t.refs_error.clone(),
+        icrc3: t.icrc3,
+    }
+}
+
+pub async fn refresh_refs<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    id: Option<Principal>,
+) -> ApiResult<Vec<TargetView>> {
+    auth::admin(rt, &caller)?;
+    let ids: Vec<Principal> = match id {
+        Some(id) => {
+            if !rt.with_state(|s| s.targets.contains_key(&id)) {
+                return Err(err(NOT_FOUND, format!("no target canister {id}")));
+            }
+            vec![id]
+        }
+        None => rt.with_state(|s| s.targets.keys().collect()),
+    };
+    for id in &ids {
+        refresh_target(rt, *id).await;
+    }
+    Ok(rt.with_state(|s| {
+        catalog::current(s);
+        ids.iter()
+            .filter_map(|id| s.targets.get(id).map(|t| target_view(*id, &t)))
+            .collect()
+    }))
+}
+
+/// Reads a target's refs (every `query:` source of its forms) and whether it lists ICRC-3.
+/// Nothing is held across the awaits; the result is written only if the target still exists.
+pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
+    let Some((sources, timeout)) = rt.with_state(|s| {
+        let t = s.targets.get(&id)?;
+        let mut sources = std::collections::BTreeSet::new();
+        for f in &t.forms {
+            if let Some(stored) = s.forms.get(f) {
+                if let Ok(form) = parse_form(stored.json.as_bytes()) {
+                    sources.extend(ref_sources(&form));
+                }
+            }
+        }
+        Some((sources, s.limits().call_timeout_seconds))
+    }) else {
+        return;
+    };
+    let mut refs = Map::new();
+    let mut errors = vec![];
+    for src in &sources {
+        let method = src.trim_start_matches("query:");
+        match rt.call(id, method, NO_ARGS.to_vec(), timeout).await {
+            CallOutcome::Replied(bytes) => match IDLArgs::from_bytes(&bytes)
+                .ok()
+                .and_then(|a| a.args.into_iter().next())
+            {
+                Some(v) => {
+                    refs.insert(src.clone(), value_json(&v));
+                }
+                None => errors.push(format!("{method}: the reply does not decode")),
+            },
+            CallOutcome::Rejected { code, message } => {
+                errors.push(format!("{method}: rejected ({code}) {message}"))
+            }
+            CallOutcome::NotSent(m) => errors.push(format!("{method}: not sent: {m}")),
+        }
+    }
+    let icrc3 = match rt
+        .call(id, "icrc1_supported_standards", NO_ARGS.to_vec(), timeout)
+        .await
+    {
+        CallOutcome::Replied(bytes) => lists_icrc3(&bytes),
+        _ => false,
+    };
+    let now = rt.now();
+    rt.with_state(|s| {
+        if let Some(mut t) = s.targets.get(&id) {
+            let old: Map<String, Value> = serde_json::from_str(&t.refs_json).unwrap_or_default();
+            // A ref that could not be read this time keeps its last value.
+            let mut merged = old;
+            merged.extend(refs);
+            t.refs_json = Value::Object(merged).to_string();
+            t.refs_updated_at = Some(now);
+            t.refs_error = (!errors.is_empty()).then(|| errors.join("; "));
+            t.icrc3 = icrc3;
+            s.targets.insert(id, t);
+            s.bump_catalog();
+        }
+    });
+}
+
+fn lists_icrc3(bytes: &[u8]) -> bool {
+    let Ok(args) = IDLArgs::from_bytes(bytes) else {
+        return false;
+    };
+    let Some(IDLValue::Vec(items)) = args.args.first() else {
+        return false;
+    };
+    items.iter().any(|item| match item {
+        IDLValue::Record(fields) => fields
+            .iter()
+            .any(|f| matches!(&f.val, IDLValue::Text(t) if t == "ICRC-3")),
+        _ => false,
+    })
+}
+
+/// A ref's value as JSON: whole numbers as numbers (digit strings past u64), text as text.
+pub fn value_json(v: &IDLValue) -> Value {
+    match v {
+        IDLValue::Text(t) => Value::String(t.clone()),
+        IDLValue::Bool(b) => Value::Bool(*b),
+        IDLValue::Principal(p) => Value::String(p.to_text()),
+        IDLValue::Opt(inner) => value_json(inner),
+        IDLValue::None | IDLValue::Null => Value::Null,
+        other => match tool_host_core::read::value::value_int(other) {
+            Some(n) => match u64::try_from(n.clone()) {
+                Ok(x) => Value::from(x),
+                Err(_) => Value::String(n.to_string()),
+            },
+            None => Value::String(other.to_string()),
+        },
+    }
+}
+
+pub fn get_limits<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Limits> {
+    auth::user(&caller)?;
+    Ok(rt.with_state(|s| s.limits()))
+}
+
+pub fn set_limits<R: Runtime>(rt: &R, caller: Principal, l: Limits) -> ApiResult<Limits> {
+    auth::admin(rt, &caller)?;
+    let checks: [(bool, &str); 9] = [
+        ((1..=1000).contains(&l.max_open_intents_per_owner), "max_open_intents_per_owner is 1 to 1000"),
+        ((1..=256).contains(&l.max_agents_per_owner), "max_agents_per_owner is 1 to 256"),
+        ((1..=256).contains(&l.max_forms), "max_forms is 1 to 256"),
+        ((1..=1024).contains(&l.max_canisters), "max_canisters is 1 to 1024"),
+        ((1024..=tool_host_core::form::limits::MAX_FORM_BYTES as u32).contains(&l.max_form_bytes), "max_form_bytes is 1 KiB to 256 KiB"),
+        ((256..=tool_host_core::read::MAX_INPUT_BYTES as u32).contains(&l.max_input_bytes), "max_input_bytes is 256 B to 64 KiB"),
+        (l.preview_ttl_seconds >= 60 && l.preview_ttl_seconds <= 7 * 86_400, "preview_ttl_seconds is 60 s to 7 days"),
+        (l.retention_seconds >= 3_600 && l.reconcile_delay_seconds >= 1 && l.reconcile_delay_seconds <= 3_600 && l.refs_refresh_seconds >= 60, "retention_seconds ≥ 1 h, reconcile_delay_seconds 1 s to 1 h, refs_refresh_seconds ≥ 60 s"),
+        ((1..=300).contains(&l.call_timeout_seconds), "call_timeout_seconds is 1 to 300"),
+    ];
+    if let Some((_, why)) = checks.iter().find(|(ok, _)| !ok) {
+        return Err(err(INVALID_ARGUMENT, *why));
+    }
+    rt.with_state(|s| s.update_config(|c| c.limits = l.clone()));
+    Ok(l)
+}
+
+pub fn add_admin<R: Runtime>(rt: &R, caller: Principal, admin: Principal) -> ApiResult<()> {
+    auth::controller(rt, &caller)?;
+    auth::user(&admin)?;
+    let now = rt.now();
+    rt.with_state(|s| s.admins.insert(admin, now));
+    Ok(())
+}
+
+pub fn remove_admin<R: Runtime>(rt: &R, caller: Principal, admin: Principal) -> ApiResult<()> {
+    auth::controller(rt, &caller)?;
+    rt.with_state(|s| s.admins.remove(&admin))
+        .map(|_| ())
+        .ok_or_else(|| err(NOT_FOUND, format!("{admin} is not an admin")))
+}
+
+pub fn list_admins<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<Principal>> {
+    auth::admin(rt, &caller)?;
+    Ok(rt.with_state(|s| s.admins.keys().collect()))
+}
+
+pub fn canister_of<R: Runtime>(rt: &R, id: &Principal) -> Option<tool_host_core::read::Canister> {
+    rt.with_state(|s| s.targets.get(id).map(|t| target_canister(*id, &t)))
+}

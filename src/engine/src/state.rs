@@ -1,0 +1,151 @@
+//! The tool host's state: stable structures (all data) and heap caches (rebuilt on demand).
+
+use crate::catalog::Catalog;
+use crate::memory;
+use crate::model::*;
+use candid::Principal;
+use ic_stable_structures::memory_manager::{MemoryManager, VirtualMemory};
+use ic_stable_structures::{Memory, StableBTreeMap, StableCell};
+
+pub type VM<M> = VirtualMemory<M>;
+
+pub struct State<M: Memory> {
+    pub config: StableCell<Config, VM<M>>,
+    pub forms: StableBTreeMap<String, StoredForm, VM<M>>,
+    pub targets: StableBTreeMap<Principal, Target, VM<M>>,
+    pub admins: StableBTreeMap<Principal, u64, VM<M>>,
+    /// (owner, agent) → when it was authorized.
+    pub agents: StableBTreeMap<(Principal, Principal), u64, VM<M>>,
+    pub intents: StableBTreeMap<u64, Intent, VM<M>>,
+    pub intent_keys: StableBTreeMap<(Principal, [u8; 32]), u64, VM<M>>,
+    pub owner_intents: StableBTreeMap<(Principal, u64), (), VM<M>>,
+    pub open_counts: StableBTreeMap<Principal, u32, VM<M>>,
+    pub due: StableBTreeMap<(u64, u8, u64), (), VM<M>>,
+    pub in_flight: StableBTreeMap<u64, (), VM<M>>,
+    /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
+    pub catalog: Option<Catalog>,
+    /// The wake-up the runtime was last asked for.
+    pub armed_at: Option<u64>,
+    /// Tasks taken by a running timer tick (so a second tick does not take them too).
+    pub running: std::collections::BTreeSet<(u8, u64)>,
+}
+
+impl<M: Memory + Clone> State<M> {
+    /// Opens the state over a memory: empty structures on a fresh memory, the kept data after an upgrade.
+    pub fn init(memory: M) -> Self {
+        let mm = MemoryManager::init(memory);
+        State {
+            config: StableCell::init(mm.get(memory::CONFIG), Config::default()),
+            forms: StableBTreeMap::init(mm.get(memory::FORMS)),
+            targets: StableBTreeMap::init(mm.get(memory::TARGETS)),
+            admins: StableBTreeMap::init(mm.get(memory::ADMINS)),
+            agents: StableBTreeMap::init(mm.get(memory::AGENTS)),
+            intents: StableBTreeMap::init(mm.get(memory::INTENTS)),
+            intent_keys: StableBTreeMap::init(mm.get(memory::INTENT_KEYS)),
+            owner_intents: StableBTreeMap::init(mm.get(memory::OWNER_INTENTS)),
+            open_counts: StableBTreeMap::init(mm.get(memory::OPEN_COUNTS)),
+            due: StableBTreeMap::init(mm.get(memory::DUE)),
+            in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
+            catalog: None,
+            armed_at: None,
+            running: Default::default(),
+        }
+    }
+}
+
+impl<M: Memory> State<M> {
+    pub fn limits(&self) -> Limits {
+        self.config.get().limits.clone()
+    }
+
+    pub fn update_config(&mut self, f: impl FnOnce(&mut Config)) {
+        let mut c = self.config.get().clone();
+        f(&mut c);
+        self.config.set(c);
+    }
+
+    /// Forms or targets changed: cached plans are stale.
+    pub fn bump_catalog(&mut self) {
+        self.update_config(|c| c.catalog_revision += 1);
+        self.catalog = None;
+    }
+
+    pub fn next_intent_id(&mut self) -> u64 {
+        let mut id = 0;
+        self.update_config(|c| {
+            c.next_intent_id += 1;
+            id = c.next_intent_id;
+        });
+        id
+    }
+
+    pub fn schedule(&mut self, at: u64, kind: u8, id: u64) {
+        self.due.insert((at, kind, id), ());
+    }
+
+    pub fn next_due(&self) -> Option<u64> {
+        self.due.first_key_value().map(|((at, _, _), _)| at)
+    }
+
+    /// Writes an intent back, keeping the indexes and counts in step with its status.
+    pub fn put_intent(&mut self, intent: Intent) {
+        let before = self.intents.get(&intent.id);
+        let was_final = before.as_ref().map(|b| b.status.is_final());
+        let now_final = intent.status.is_final();
+        match (was_final, now_final) {
+            (None, false) => {
+                self.intent_keys
+                    .insert((intent.owner, intent.identity), intent.id);
+                self.owner_intents.insert((intent.owner, intent.id), ());
+                self.add_open(intent.owner, 1);
+            }
+            (None, true) => {
+                self.owner_intents.insert((intent.owner, intent.id), ());
+            }
+            (Some(false), true) => {
+                if self.intent_keys.get(&(intent.owner, intent.identity)) == Some(intent.id) {
+                    self.intent_keys.remove(&(intent.owner, intent.identity));
+                }
+                self.add_open(intent.owner, -1);
+            }
+            _ => {}
+        }
+        if intent.status == Status::InFlight {
+            self.in_flight.insert(intent.id, ());
+        } else if before.is_some_and(|b| b.status == Status::InFlight) {
+            self.in_flight.remove(&intent.id);
+        }
+        self.intents.insert(intent.id, intent);
+    }
+
+    /// Removes a settled intent and its index entries (retention has passed).
+    pub fn remove_intent(&mut self, id: u64) {
+        if let Some(i) = self.intents.remove(&id) {
+            self.owner_intents.remove(&(i.owner, id));
+            self.in_flight.remove(&id);
+            if !i.status.is_final() {
+                if self.intent_keys.get(&(i.owner, i.identity)) == Some(id) {
+                    self.intent_keys.remove(&(i.owner, i.identity));
+                }
+                self.add_open(i.owner, -1);
+            }
+        }
+    }
+
+    fn add_open(&mut self, owner: Principal, delta: i64) {
+        let n = self.open_counts.get(&owner).unwrap_or(0) as i64 + delta;
+        if n <= 0 {
+            self.open_counts.remove(&owner);
+        } else {
+            self.open_counts.insert(owner, n as u32);
+        }
+    }
+
+    pub fn open_count(&self, owner: &Principal) -> u32 {
+        self.open_counts.get(owner).unwrap_or(0)
+    }
+
+    pub fn is_agent_of(&self, owner: &Principal, agent: &Principal) -> bool {
+        self.agents.contains_key(&(*owner, *agent))
+    }
+}

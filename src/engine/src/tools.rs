@@ -1,0 +1,380 @@
+//! Tools as Candid methods: list the definitions; call a tool by name with JSON input. Reads run
+//! as inter-canister calls; prepare tools store an intent with its preview; `commit` asks to send.
+
+use crate::auth;
+use crate::catalog;
+use crate::errors::*;
+use crate::model::{task, Intent, Status};
+use crate::names;
+use crate::results::{self, intent_json};
+use crate::runtime::{CallOutcome, Runtime};
+use crate::schedule;
+use crate::send;
+use crate::types::*;
+use candid::Principal;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use tool_host_core::plan::{ToolKind, ToolPlan, ToolPlans, COMMIT_TOOL};
+use tool_host_core::read::{read_tool_input_text, Canister, ReadContext};
+use tool_host_core::{codec, display};
+
+/// The MCP tool definitions (JSON text), for anyone, the anonymous caller included.
+pub fn list_tools<R: Runtime>(rt: &R) -> String {
+    rt.with_state(|s| catalog::current(s).definitions_json.clone())
+}
+
+pub(crate) fn plans<R: Runtime>(rt: &R) -> Arc<ToolPlans> {
+    rt.with_state(|s| catalog::current(s).plans.clone())
+}
+
+pub async fn call_tool<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    args: CallToolArgs,
+) -> ApiResult<ToolResult> {
+    let owner = auth::acting_owner(rt, &caller, args.owner)?;
+    let limits = rt.with_state(|s| s.limits());
+    if args.input.len() > limits.max_input_bytes as usize {
+        return Err(err(
+            TOO_LARGE,
+            format!(
+                "the input is {} bytes, over the limit of {}",
+                args.input.len(),
+                limits.max_input_bytes
+            ),
+        ));
+    }
+    if args.name == COMMIT_TOOL {
+        return commit(rt, caller, &args.input).await;
+    }
+    let plans = plans(rt);
+    let Some(plan) = plans.plans.get(&args.name) else {
+        let names = plans.tool_names().join(", ");
+        return Err(err(
+            UNKNOWN_TOOL,
+            format!("no tool '{}' (tools: {names})", args.name),
+        ));
+    };
+    match plan.kind {
+        ToolKind::Read => read_tool(rt, owner, plan, &args.input).await,
+        ToolKind::Prepare => prepare(rt, caller, owner, plan, &args.input).await,
+    }
+}
+
+/// Which canister an input names, before reading it (name sets are read from that canister).
+fn input_canister(input: &str) -> Option<Principal> {
+    let v: Value = serde_json::from_str(input).ok()?;
+    tool_host_core::text::principal::parse_principal(v.get("canister_id")?.as_str()?).ok()
+}
+
+async fn read_input<R: Runtime>(
+    rt: &R,
+    owner: Principal,
+    plan: &ToolPlan,
+    input: &str,
+    now: u64,
+) -> ApiResult<(tool_host_core::read::ReadOutput, Canister)> {
+    let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
+    let canisters: Vec<Canister> = rt.with_state(|s| catalog::current(s).canisters.clone());
+    let names = match input_canister(input) {
+        Some(c) if !names::sets_of(plan).is_empty() && canisters.iter().any(|x| x.id == c) => {
+            Some(names::read_sets(rt, plan, c, timeout).await)
+        }
+        _ => None,
+    };
+    let ctx = ReadContext {
+        canisters: &canisters,
+        now_ns: Some(now),
+        owner: Some(owner),
+        names: names.as_ref(),
+        memo: None,
+    };
+    let out = read_tool_input_text(plan, input, &ctx).map_err(input_err)?;
+    let canister = canisters
+        .into_iter()
+        .find(|c| c.id == out.canister)
+        .ok_or_else(|| err(NOT_FOUND, "the canister is gone"))?;
+    Ok((out, canister))
+}
+
+async fn read_tool<R: Runtime>(
+    rt: &R,
+    owner: Principal,
+    plan: &ToolPlan,
+    input: &str,
+) -> ApiResult<ToolResult> {
+    let (out, canister) = read_input(rt, owner, plan, input, rt.now()).await?;
+    let bytes = codec::encode_args(plan, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
+    let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
+    let what = format!("{} on {}", plan.method, canister.id);
+    match rt.call(canister.id, &plan.method, bytes, timeout).await {
+        CallOutcome::Replied(reply) => match codec::decode_reply(plan, &reply) {
+            Ok(args) => {
+                let shown = display::display_reply(plan, &args, &canister.refs);
+                let text = match &shown {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Ok(results::ok(
+                    format!("{what}: {text}"),
+                    json!({ "status": "read", "result": shown }),
+                    None,
+                ))
+            }
+            Err(e) => Ok(results::error(
+                format!("{what}: nothing was read: {e}"),
+                json!({ "status": "unread", "message": e }),
+                None,
+            )),
+        },
+        CallOutcome::Rejected { code, message } => Ok(results::error(
+            format!("{what}: nothing was read: rejected ({code}) {message}"),
+            json!({ "status": "unread", "reject_code": code, "message": message }),
+            None,
+        )),
+        CallOutcome::NotSent(m) => Ok(results::error(
+            format!("{what}: nothing was read: {m}"),
+            json!({ "status": "unread", "message": m }),
+            None,
+        )),
+    }
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+async fn prepare<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    owner: Principal,
+    plan: &ToolPlan,
+    input: &str,
+) -> ApiResult<ToolResult> {
+    let now = rt.now();
+    let (out, canister) = read_input(rt, owner, plan, input, now).await?;
+    let identity: [u8; 32] = out.identity_digest();
+    // Preparing the same intent again answers the same preview while it is not settled.
+    if let Some(existing) = rt.with_state(|s| {
+        s.intent_keys
+            .get(&(owner, identity))
+            .and_then(|id| s.intents.get(&id))
+    }) {
+        return Ok(existing_answer(&existing));
+    }
+    let bytes = codec::encode_args(plan, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
+    let limits = rt.with_state(|s| s.limits());
+    let created = rt.with_state(|s| {
+        if s.open_count(&owner) >= limits.max_open_intents_per_owner {
+            return Err(err(LIMIT, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
+        }
+        let id = s.next_intent_id();
+        let preview = display::preview(plan, &out, &canister, &bytes, &id.to_string());
+        let expires_at = now.saturating_add(limits.preview_ttl_seconds.saturating_mul(1_000_000_000));
+        let intent = Intent {
+            id,
+            owner,
+            preparer: caller,
+            canister: canister.id,
+            form_id: plan.form.id.clone(),
+            tool: plan.name.clone(),
+            method: plan.method.clone(),
+            input_json: input.to_string(),
+            identity,
+            digest: digest(&bytes),
+            arg: bytes,
+            stamp_ns: out.stamp_ns,
+            memo: out.memo.clone(),
+            preview_json: serde_json::to_string(&preview).unwrap_or_default(),
+            status: Status::Open,
+            outcome: None,
+            finding: None,
+            reply_json: None,
+            created_at: now,
+            updated_at: now,
+            expires_at,
+            settled_at: None,
+            attempts: vec![],
+            generation: 0,
+            retry_same: 0,
+            rejects_4_5: 0,
+            had_unknown: false,
+            log_length: None,
+            confirm_requested_at: None,
+            reconcile_tries: 0,
+            before_send: None,
+        };
+        s.schedule(expires_at, task::EXPIRE, id);
+        s.put_intent(intent.clone());
+        Ok(intent)
+    })?;
+    schedule::rearm(rt);
+    let mut v = intent_json(&created);
+    v["status"] = json!("prepared");
+    Ok(results::ok(
+        format!(
+            "Prepared intent {}: {}. Nothing is sent until the owner confirms it.",
+            created.id,
+            results::headline(&created)
+        ),
+        v,
+        None,
+    ))
+}
+
+/// The answer to preparing an intent that exists: its preview, and its outcome after an unknown one.
+fn existing_answer(i: &Intent) -> ToolResult {
+    let mut v = intent_json(i);
+    let outcome = match i.status {
+        Status::Unknown => Some("unknown"),
+        Status::Reconcile => Some("reconcile"),
+        _ => None,
+    };
+    if let Some(o) = outcome {
+        v["outcome"] = json!(o);
+    }
+    if i.status == Status::Open {
+        v["status"] = json!("prepared");
+    }
+    results::ok(
+        format!(
+            "Intent {} exists: {} ({})",
+            i.id,
+            results::headline(i),
+            i.status.as_str()
+        ),
+        v,
+        outcome,
+    )
+}
+
+/// `commit`: the owner with the preview's digest confirms and sends; anyone else allowed (an
+/// agent of the owner, or the owner without a digest) records the request and answers
+/// `awaiting_confirmation` with what the owner will be shown.
+async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult<ToolResult> {
+    let v: Value = serde_json::from_str(input)
+        .map_err(|e| err(INVALID_INPUT, format!("the input is not JSON: {e}")))?;
+    let mut issues = vec![];
+    let obj = v.as_object().cloned().unwrap_or_default();
+    for k in obj.keys() {
+        if k != "preview_id" && k != "digest" {
+            issues.push(IssueView {
+                param: k.clone(),
+                path: format!("$input.{k}"),
+                code: "E_UNKNOWN_PARAM".into(),
+                message: format!("'{k}' is not an input of commit (preview_id, digest)"),
+            });
+        }
+    }
+    let id = match obj.get("preview_id") {
+        Some(Value::String(s)) => match s.trim().parse::<u64>() {
+            Ok(id) => Some(id),
+            Err(_) => {
+                issues.push(IssueView {
+                    param: "preview_id".into(),
+                    path: "$input.preview_id".into(),
+                    code: "E_SYNTAX".into(),
+                    message: format!("'{s}' is not a preview id (digits)"),
+                });
+                None
+            }
+        },
+        Some(_) => {
+            issues.push(IssueView {
+                param: "preview_id".into(),
+                path: "$input.preview_id".into(),
+                code: "E_TYPE".into(),
+                message: "the preview id is text".into(),
+            });
+            None
+        }
+        None => {
+            issues.push(IssueView {
+                param: "preview_id".into(),
+                path: "$input.preview_id".into(),
+                code: "E_MISSING".into(),
+                message: "'preview_id' is required".into(),
+            });
+            None
+        }
+    };
+    let digest = match obj.get("digest") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => match hex::decode(s.trim()) {
+            Ok(d) if d.len() == 32 => Some(d),
+            _ => {
+                issues.push(IssueView {
+                    param: "digest".into(),
+                    path: "$input.digest".into(),
+                    code: "E_SYNTAX".into(),
+                    message: "a digest is 64 hex digits".into(),
+                });
+                None
+            }
+        },
+        Some(_) => {
+            issues.push(IssueView {
+                param: "digest".into(),
+                path: "$input.digest".into(),
+                code: "E_TYPE".into(),
+                message: "the digest is text".into(),
+            });
+            None
+        }
+    };
+    if !issues.is_empty() || !v.is_object() {
+        if !v.is_object() {
+            issues.push(IssueView {
+                param: String::new(),
+                path: "$input".into(),
+                code: "E_INPUT".into(),
+                message: "a tool input is a JSON object".into(),
+            });
+        }
+        return Err(ApiError {
+            code: INVALID_INPUT.into(),
+            message: format!("{} input issue(s)", issues.len()),
+            issues,
+        });
+    }
+    let id = id.expect("checked above");
+    let intent = rt
+        .with_state(|s| s.intents.get(&id))
+        .ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
+    let is_owner = intent.owner == caller;
+    if !is_owner && !rt.with_state(|s| s.is_agent_of(&intent.owner, &caller)) {
+        return Err(err(
+            NOT_AUTHORIZED,
+            format!("{caller} is neither the owner of intent {id} nor an agent of its owner"),
+        ));
+    }
+    if intent.status.is_final() {
+        return Ok(send::settled_answer(&intent));
+    }
+    if let (true, Some(d)) = (is_owner, digest) {
+        return send::send(rt, caller, id, &d).await;
+    }
+    let now = rt.now();
+    let intent = rt.with_state(|s| {
+        let mut i = s.intents.get(&id)?;
+        if matches!(i.status, Status::Open | Status::Unknown) {
+            i.confirm_requested_at = Some(now);
+            i.updated_at = now;
+            s.put_intent(i.clone());
+        }
+        Some(i)
+    });
+    let intent = intent.ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
+    let mut v = intent_json(&intent);
+    let status = match intent.status {
+        Status::Open | Status::Unknown => "awaiting_confirmation",
+        other => other.as_str(),
+    };
+    v["status"] = json!(status);
+    Ok(results::ok(
+        format!("Intent {id} is waiting for its owner to confirm: {}. The owner confirms with a signed call (confirm, with the preview's digest).", results::headline(&intent)),
+        v,
+        None,
+    ))
+}
