@@ -9,18 +9,66 @@ use crate::runtime::{CallOutcome, Runtime};
 use crate::schedule;
 use crate::send::{schedule_reconcile, settle};
 use candid::types::value::IDLValue;
-use candid::{CandidType, IDLArgs, Nat, Principal};
+use candid::{IDLArgs, Nat, Principal};
 use num_bigint::BigUint;
 
 /// Blocks asked for in one `icrc3_get_blocks` call, and calls in one reconciliation.
 const PAGE: u64 = 1_000;
 const MAX_PAGES: usize = 20;
 
-#[derive(CandidType)]
-struct GetBlocksRequest {
-    start: Nat,
-    length: Nat,
+/// The ICRC-3 types, decoded as the standard defines them.
+pub mod icrc3 {
+    use candid::{CandidType, Deserialize, Int, Nat};
+    use serde_bytes::ByteBuf;
+
+    #[derive(CandidType, Deserialize, Clone, Debug, PartialEq)]
+    pub enum Value {
+        Blob(ByteBuf),
+        Text(String),
+        Nat(Nat),
+        Int(Int),
+        Array(Vec<Value>),
+        Map(Vec<(String, Value)>),
+    }
+
+    impl Value {
+        pub fn get(&self, key: &str) -> Option<&Value> {
+            match self {
+                Value::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+                _ => None,
+            }
+        }
+    }
+
+    #[derive(CandidType, Deserialize, Clone, Debug, PartialEq)]
+    pub struct GetBlocksRequest {
+        pub start: Nat,
+        pub length: Nat,
+    }
+
+    #[derive(CandidType, Deserialize, Clone, Debug, PartialEq)]
+    pub struct BlockWithId {
+        pub id: Nat,
+        pub block: Value,
+    }
+
+    candid::define_function!(pub ArchiveFn : (Vec<GetBlocksRequest>) -> (GetBlocksResult) query);
+
+    #[derive(CandidType, Deserialize, Clone, Debug, PartialEq)]
+    pub struct ArchivedBlocks {
+        pub args: Vec<GetBlocksRequest>,
+        pub callback: ArchiveFn,
+    }
+
+    #[derive(CandidType, Deserialize, Clone, Debug, PartialEq)]
+    pub struct GetBlocksResult {
+        pub log_length: Nat,
+        pub blocks: Vec<BlockWithId>,
+        pub archived_blocks: Vec<ArchivedBlocks>,
+    }
 }
+
+use icrc3::{GetBlocksRequest, GetBlocksResult, Value};
 
 fn request(ranges: &[(u64, u64)]) -> Vec<u8> {
     let reqs: Vec<GetBlocksRequest> = ranges
@@ -39,65 +87,37 @@ type Archive = (Principal, String, Vec<(u64, u64)>);
 /// One `icrc3_get_blocks` answer: the log length, blocks by id, and archives to ask.
 struct Page {
     log_length: u64,
-    blocks: Vec<(u64, IDLValue)>,
+    blocks: Vec<(u64, Value)>,
     archives: Vec<Archive>,
 }
 
-fn field<'a>(v: &'a IDLValue, name: &str) -> Option<&'a IDLValue> {
-    match v {
-        IDLValue::Record(fs) => fs
-            .iter()
-            .find(|f| crate::names::is_label(&f.id, name))
-            .map(|f| &f.val),
-        _ => None,
-    }
-}
-
-fn index(v: &IDLValue, i: u32) -> Option<&IDLValue> {
-    match v {
-        IDLValue::Record(fs) => fs.iter().find(|f| f.id.get_id() == i).map(|f| &f.val),
-        _ => None,
-    }
-}
-
-fn nat(v: &IDLValue) -> Option<u64> {
-    tool_host_core::read::value::value_int(v).and_then(|n| u64::try_from(n).ok())
-}
-
-fn ranges(v: &IDLValue) -> Vec<(u64, u64)> {
-    match v {
-        IDLValue::Vec(items) => items
-            .iter()
-            .filter_map(|r| Some((nat(field(r, "start")?)?, nat(field(r, "length")?)?)))
-            .collect(),
-        _ => vec![],
-    }
+fn small(n: &Nat) -> Option<u64> {
+    u64::try_from(n.0.clone()).ok()
 }
 
 fn parse_page(bytes: &[u8]) -> Result<Page, String> {
-    let args = IDLArgs::from_bytes(bytes).map_err(|e| format!("the blocks do not decode: {e}"))?;
-    let r = args.args.first().ok_or("no result")?;
-    let log_length = field(r, "log_length")
-        .and_then(nat)
-        .ok_or("no log_length")?;
-    let mut blocks = vec![];
-    if let Some(IDLValue::Vec(items)) = field(r, "blocks") {
-        for b in items {
-            if let (Some(id), Some(block)) = (field(b, "id").and_then(nat), field(b, "block")) {
-                blocks.push((id, block.clone()));
-            }
-        }
-    }
-    let mut archives = vec![];
-    if let Some(IDLValue::Vec(items)) = field(r, "archived_blocks") {
-        for a in items {
-            if let (Some(IDLValue::Func(p, m)), Some(args)) =
-                (field(a, "callback"), field(a, "args"))
-            {
-                archives.push((*p, m.clone(), ranges(args)));
-            }
-        }
-    }
+    let mut config = candid::DecoderConfig::new();
+    config.set_decoding_quota(50_000_000);
+    let r: GetBlocksResult = candid::utils::decode_one_with_config(bytes, &config)
+        .map_err(|e| format!("the blocks do not decode: {e}"))?;
+    let log_length = small(&r.log_length).ok_or("the log length is out of range")?;
+    let blocks = r
+        .blocks
+        .into_iter()
+        .filter_map(|b| Some((small(&b.id)?, b.block)))
+        .collect();
+    let archives = r
+        .archived_blocks
+        .into_iter()
+        .map(|a| {
+            let ranges = a
+                .args
+                .iter()
+                .filter_map(|q| Some((small(&q.start)?, small(&q.length)?)))
+                .collect();
+            (a.callback.0.principal, a.callback.0.method, ranges)
+        })
+        .collect();
     Ok(Page {
         log_length,
         blocks,
@@ -130,58 +150,6 @@ pub async fn read_log_length<R: Runtime>(
         .map(|p| p.log_length)
 }
 
-/// An ICRC-3 `Value` map's entry.
-fn map_get<'a>(v: &'a IDLValue, key: &str) -> Option<&'a IDLValue> {
-    let IDLValue::Variant(vv) = v else {
-        return None;
-    };
-    if !crate::names::is_label(&vv.0.id, "Map") {
-        return None;
-    }
-    let IDLValue::Vec(entries) = &vv.0.val else {
-        return None;
-    };
-    entries
-        .iter()
-        .find_map(|e| match (index(e, 0), index(e, 1)) {
-            (Some(IDLValue::Text(k)), Some(val)) if k == key => Some(val),
-            _ => None,
-        })
-}
-
-fn value_blob(v: &IDLValue) -> Option<Vec<u8>> {
-    let IDLValue::Variant(vv) = v else {
-        return None;
-    };
-    if !crate::names::is_label(&vv.0.id, "Blob") {
-        return None;
-    }
-    match &vv.0.val {
-        IDLValue::Blob(b) => Some(b.clone()),
-        IDLValue::Vec(items) => items
-            .iter()
-            .map(|i| {
-                if let IDLValue::Nat8(b) = i {
-                    Some(*b)
-                } else {
-                    None
-                }
-            })
-            .collect(),
-        _ => None,
-    }
-}
-
-fn value_nat(v: &IDLValue) -> Option<BigUint> {
-    let IDLValue::Variant(vv) = v else {
-        return None;
-    };
-    if !crate::names::is_label(&vv.0.id, "Nat") {
-        return None;
-    }
-    tool_host_core::read::value::value_uint(&vv.0.val)
-}
-
 /// What identifies the original transaction in a block.
 pub struct Expected {
     pub memo: Option<Vec<u8>>,
@@ -190,28 +158,36 @@ pub struct Expected {
 }
 
 /// Whether a block holds the original: its `tx` has the memo, the stamp as `ts` and the amount.
-pub fn matches(block: &IDLValue, e: &Expected) -> bool {
-    let Some(tx) = map_get(block, "tx") else {
+pub fn matches(block: &Value, e: &Expected) -> bool {
+    let Some(tx) = block.get("tx") else {
         return false;
     };
     if let Some(memo) = &e.memo {
-        if map_get(tx, "memo").and_then(value_blob).as_ref() != Some(memo) {
-            return false;
+        match tx.get("memo") {
+            Some(Value::Blob(b)) if b.as_slice() == memo.as_slice() => {}
+            _ => return false,
         }
     }
-    if map_get(tx, "ts").and_then(value_nat) != Some(BigUint::from(e.stamp)) {
-        return false;
+    match tx.get("ts") {
+        Some(Value::Nat(ts)) if ts.0 == BigUint::from(e.stamp) => {}
+        _ => return false,
     }
-    match &e.amount {
-        Some(a) => map_get(tx, "amt").and_then(value_nat).as_ref() == Some(a),
-        None => true,
+    match (&e.amount, tx.get("amt")) {
+        (None, _) => true,
+        (Some(a), Some(Value::Nat(amt))) => &amt.0 == a,
+        _ => false,
     }
 }
 
 /// The amount in an intent's argument record, if it has one.
 fn expected_amount(args: &IDLArgs) -> Option<BigUint> {
-    let amount = field(args.args.first()?, "amount")?;
-    tool_host_core::read::value::value_uint(amount)
+    let IDLValue::Record(fields) = args.args.first()? else {
+        return None;
+    };
+    let amount = fields
+        .iter()
+        .find(|f| crate::names::is_label(&f.id, "amount"))?;
+    tool_host_core::read::value::value_uint(&amount.val)
 }
 
 enum Scan {

@@ -1,0 +1,157 @@
+//! The timer's tasks: reconcile unknown outcomes (found, absent, unreadable), expire previews,
+//! prune settled intents, refresh refs; all re-armed from stable state.
+
+mod common;
+use common::*;
+use tool_host_engine::model::Status;
+
+#[test]
+fn reconcile_finds_the_original_and_settles_done() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::ExecuteThenLose);
+    w.confirm(owner(), id, &d).unwrap();
+    assert_eq!(w.intent(id).status, Status::Unknown);
+    assert!(
+        w.woke.borrow().iter().any(|t| *t == T0 + 10 * SEC),
+        "a reconcile wake-up after the delay"
+    );
+    w.advance(10 * SEC);
+    w.run_timers();
+    let i = w.intent(id);
+    assert_eq!(i.status, Status::Done);
+    assert_eq!(i.outcome.as_deref(), Some("success"));
+    assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 0"));
+    assert_eq!(
+        w.sends("icrc1_transfer"),
+        1,
+        "reconciling reads, never sends"
+    );
+}
+
+#[test]
+fn reconcile_reports_absent_and_settles() {
+    let w = World::new().setup();
+    let (other, od) = w.prepare("5");
+    w.confirm(owner(), other, &od).unwrap();
+    let (id, d) = w.prepare("1");
+    w.script(Script::Reject(4));
+    w.confirm(owner(), id, &d).unwrap();
+    w.advance(10 * SEC);
+    w.run_timers();
+    let i = w.intent(id);
+    assert_eq!(i.status, Status::Settled);
+    assert_eq!(i.outcome.as_deref(), Some("not_executed"));
+    assert_eq!(
+        i.finding.as_deref(),
+        Some("reconciled: absent from blocks 1 to 1")
+    );
+}
+
+#[test]
+fn reconcile_matches_memo_and_stamp_not_just_the_amount() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::Reject(6));
+    w.confirm(owner(), id, &d).unwrap();
+    // A block of the same amount but another memo is not the original.
+    w.ledger.borrow_mut().blocks.push(Block {
+        memo: Some(vec![9; 16]),
+        ts: w.intent(id).stamp_ns,
+        amount: 100_000_000,
+    });
+    w.advance(10 * SEC);
+    w.run_timers();
+    assert_eq!(w.intent(id).outcome.as_deref(), Some("not_executed"));
+}
+
+#[test]
+fn reconcile_retries_when_the_target_cannot_be_read() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::ExecuteThenLose);
+    w.confirm(owner(), id, &d).unwrap();
+    w.ledger.borrow_mut().blocks_down = true;
+    w.advance(10 * SEC);
+    w.run_timers();
+    let i = w.intent(id);
+    assert_eq!(i.status, Status::Unknown);
+    assert!(i.finding.unwrap().starts_with("reconciliation continues"));
+    w.ledger.borrow_mut().blocks_down = false;
+    w.advance(20 * SEC);
+    w.run_timers();
+    assert_eq!(w.intent(id).status, Status::Done);
+}
+
+#[test]
+fn reconcile_is_unreadable_without_icrc3() {
+    let w = World::new();
+    w.ledger.borrow_mut().icrc3 = false;
+    let w = w.setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::Reject(6));
+    w.confirm(owner(), id, &d).unwrap();
+    w.advance(10 * SEC);
+    w.run_timers();
+    let i = w.intent(id);
+    assert_eq!(i.status, Status::Unknown);
+    assert!(i.finding.unwrap().starts_with("unreadable"));
+}
+
+#[test]
+fn previews_never_confirmed_expire() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.advance(3_600 * SEC + 1);
+    w.run_timers();
+    let i = w.intent(id);
+    assert_eq!(i.status, Status::Settled);
+    assert_eq!(i.outcome.as_deref(), Some("expired"));
+    let r = w.confirm(owner(), id, &d).unwrap();
+    assert_eq!(r.outcome.as_deref(), Some("expired"));
+    assert_eq!(w.sends("icrc1_transfer"), 0);
+}
+
+#[test]
+fn settled_intents_are_pruned_after_the_retention_period() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.confirm(owner(), id, &d).unwrap();
+    w.advance(30 * 86_400 * SEC - SEC);
+    w.run_timers();
+    assert!(w.state.borrow().intents.get(&id).is_some());
+    w.advance(2 * SEC);
+    w.run_timers();
+    let s = w.state.borrow();
+    assert!(s.intents.get(&id).is_none());
+    assert!(s.owner_intents.is_empty());
+}
+
+#[test]
+fn refs_are_refreshed_on_the_timer() {
+    let w = World::new().setup();
+    w.calls.borrow_mut().clear();
+    w.advance(6 * 3_600 * SEC);
+    w.run_timers();
+    assert!(w.sends("icrc1_decimals") >= 1, "refs read again");
+    let next = w.state.borrow().config.get().refresh_at.unwrap();
+    assert_eq!(next, w.now.get() + 6 * 3_600 * SEC);
+}
+
+#[test]
+fn timers_are_re_armed_after_an_upgrade() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::ExecuteThenLose);
+    w.confirm(owner(), id, &d).unwrap();
+    w.woke.borrow_mut().clear();
+    w.upgrade();
+    assert_eq!(
+        w.woke.borrow().first().copied(),
+        Some(T0 + 10 * SEC),
+        "armed at the earliest due task"
+    );
+    w.advance(10 * SEC);
+    w.run_timers();
+    assert_eq!(w.intent(id).status, Status::Done);
+}
