@@ -13,7 +13,7 @@ fn reconcile_finds_the_original_and_settles_done() {
     w.confirm(owner(), id, &d).unwrap();
     assert_eq!(w.intent(id).status, Status::Unknown);
     assert!(
-        w.woke.borrow().iter().any(|t| *t == T0 + 10 * SEC),
+        w.woke.borrow().contains(&(T0 + 10 * SEC)),
         "a reconcile wake-up after the delay"
     );
     w.advance(10 * SEC);

@@ -82,6 +82,9 @@ pub struct Ledger {
     pub blocks_down: bool,
 }
 
+/// A look at the state from inside a send's await.
+pub type DuringCall = Box<dyn Fn(&State<VectorMemory>)>;
+
 pub struct World {
     pub state: RefCell<State<VectorMemory>>,
     pub memory: VectorMemory,
@@ -92,7 +95,7 @@ pub struct World {
     /// Update calls yield once before answering, so two sends can interleave.
     pub yield_calls: Cell<bool>,
     /// Called inside the transfer call, with the state as it is during the await.
-    pub during_call: RefCell<Option<Box<dyn Fn(&State<VectorMemory>)>>>,
+    pub during_call: RefCell<Option<DuringCall>>,
 }
 
 struct YieldOnce(bool);
