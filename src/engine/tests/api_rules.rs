@@ -169,8 +169,10 @@ fn oversized_inputs_and_forms_are_refused_not_cut() {
 #[test]
 fn an_owner_cannot_hold_more_open_intents_than_the_cap() {
     let w = World::new().setup();
-    let mut l = Limits::default();
-    l.max_open_intents_per_owner = 2;
+    let l = Limits {
+        max_open_intents_per_owner: 2,
+        ..Limits::default()
+    };
     registry::set_limits(&*w, controller(), l).unwrap();
     w.prepare("1");
     w.prepare("2");
@@ -208,14 +210,18 @@ fn an_owner_cannot_hold_more_open_intents_than_the_cap() {
 #[test]
 fn limits_are_checked() {
     let w = World::new();
-    let mut l = Limits::default();
-    l.call_timeout_seconds = 0;
+    let l = Limits {
+        call_timeout_seconds: 0,
+        ..Limits::default()
+    };
     assert_eq!(
         registry::set_limits(&*w, controller(), l).unwrap_err().code,
         "INVALID_ARGUMENT"
     );
-    let mut l = Limits::default();
-    l.max_input_bytes = 1_000_000;
+    let l = Limits {
+        max_input_bytes: 1_000_000,
+        ..Limits::default()
+    };
     assert_eq!(
         registry::set_limits(&*w, controller(), l).unwrap_err().code,
         "INVALID_ARGUMENT"
@@ -518,8 +524,10 @@ fn consent_messages_for_decline_and_for_commit_with_a_digest() {
 fn an_upgrade_finds_every_piece_of_state_again() {
     let w = World::new().setup();
     registry::add_admin(&*w, controller(), stranger()).unwrap();
-    let mut l = Limits::default();
-    l.max_open_intents_per_owner = 7;
+    let l = Limits {
+        max_open_intents_per_owner: 7,
+        ..Limits::default()
+    };
     registry::set_limits(&*w, controller(), l.clone()).unwrap();
     let (open, _) = w.prepare("1");
     let (done, dd) = w.prepare("2");
