@@ -199,6 +199,10 @@ pub fn read_tool_input(
         ("tool".to_string(), plan.name.clone()),
         (CANISTER_PARAM.to_string(), canister.to_text()),
     ];
+    // The owner is part of what identifies an intent: two owners' same inputs are two intents.
+    if let Some(owner) = ctx.owner {
+        full.push(("owner".to_string(), owner.to_text()));
+    }
     full.extend(identity);
     let mut out = ReadOutput {
         canister,
