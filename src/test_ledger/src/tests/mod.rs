@@ -9,7 +9,6 @@ mod interface;
 mod transfers;
 mod upgrade;
 #[cfg(not(target_family = "wasm"))]
-mod wasm_imports;
 
 use crate::account::Acct;
 use crate::errors::TxError;
