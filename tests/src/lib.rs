@@ -1,1 +1,20 @@
-//! Integration tests: one backend trait over PocketIC and the local IC host, end-to-end scenarios, benchmarks.
+//! Integration tests: one backend trait over PocketIC and the local IC host, and what the
+//! end-to-end scenarios (`e2e/`) share. See `docs/testing.md`.
+//!
+//! - [`backend`]: the [`backend::Backend`] trait scenarios are written against;
+//! - [`local`]: the local IC host (wasmi), what CI runs here;
+//! - [`pocketic`]: PocketIC, where `POCKET_IC_BIN` names a server binary;
+//! - [`wasm`]: where the canister wasms come from (`TOOL_HOST_WASM_DIR`, or built once);
+//! - [`clients`]: typed clients of the tool host and the test ledger;
+//! - [`world`]: the deployed starting point every scenario shares;
+//! - [`odd`]: a WAT canister whose transfer reply does not decode;
+//! - [`check`]: how scenarios fail (and how "unsupported" differs from failed).
+
+pub mod backend;
+pub mod check;
+pub mod clients;
+pub mod local;
+pub mod odd;
+pub mod pocketic;
+pub mod wasm;
+pub mod world;

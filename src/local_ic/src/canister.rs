@@ -58,6 +58,9 @@ pub(crate) struct Canister {
     next_id: u64,
     /// The last execution was the global timer (used to interleave timer and messages).
     pub last_was_timer: bool,
+    /// Instructions of every update, callback, cleanup and timer execution so far (benchmarks
+    /// read the difference around a flow to count one canister's share of it).
+    pub instructions_total: u64,
     /// Fault injection: the next `ic0.call_perform` returns 2.
     pub fail_next_call_perform: bool,
 }
@@ -77,6 +80,7 @@ impl Canister {
             callbacks: BTreeMap::new(),
             next_id: 0,
             last_was_timer: false,
+            instructions_total: 0,
             fail_next_call_perform: false,
         }
     }

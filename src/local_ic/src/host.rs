@@ -388,6 +388,12 @@ impl LocalIc {
 
     /// Instructions used by the last completed `update_call`/`await_message` (all
     /// executions of its call context), `query_call` or `install`.
+    /// Instructions a canister has used in all its replicated executions (updates, callbacks,
+    /// cleanups, timers) since it was created; queries and installs are not counted.
+    pub fn instructions_total(&self, canister: Principal) -> u64 {
+        self.canisters.get(&canister).map_or(0, |c| c.instructions_total)
+    }
+
     pub fn last_instructions(&self) -> u64 {
         self.last_instructions
     }

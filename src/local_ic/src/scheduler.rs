@@ -285,6 +285,7 @@ impl LocalIc {
             ..
         } = outcome;
         let canister = self.canisters.get_mut(&id).expect("exists");
+        canister.instructions_total += instructions;
         if let Some(ctx) = ctx_id.and_then(|c| canister.call_contexts.get_mut(&c)) {
             ctx.instructions += instructions;
         }

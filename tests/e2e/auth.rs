@@ -1,0 +1,310 @@
+//! The authorization matrix: every method of `candid/tool_host.did` called by every role, with
+//! who is refused with which code and who gets through. Anonymous update calls are dropped by
+//! `canister_inspect_message` (refused at ingress), except the ICRC-21 consent message.
+//! Refused calls change nothing: the ledger sees exactly the owner's one confirm.
+
+use crate::Scenario;
+use candid::Principal;
+use std::fmt::Write;
+use tool_host_engine::types::ApiError;
+use tool_host_tests::backend::{BackendError, Result as BResult};
+use tool_host_tests::check::{ApiOk, Check};
+use tool_host_tests::clients::{confirm_args, consent_request, Api};
+use tool_host_tests::world::{World, ICRC1_FORM, SYMBOL};
+use tool_host_tests::{ensure, ensure_eq, fail};
+
+pub fn scenarios() -> Vec<Scenario> {
+    vec![Scenario {
+        name: "auth::matrix_every_method_every_role",
+        run: matrix,
+    }]
+}
+
+/// The roles, in the order each row runs them (the owner last, so that its successful confirm
+/// and decline come after every refusal).
+const ROLES: [&str; 7] = [
+    "anonymous",
+    "stranger",
+    "other_agent",
+    "agent",
+    "admin",
+    "controller",
+    "owner",
+];
+
+/// What a call came back with: `ok`, an ApiError code, or `ingress` (refused before running).
+fn got<T>(r: BResult<Api<T>>) -> Check<String> {
+    match r {
+        Ok(Ok(_)) => Ok("ok".into()),
+        Ok(Err(ApiError { code, .. })) => Ok(code),
+        Err(BackendError::Reject { .. }) => Ok("ingress".into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn plain<T>(r: BResult<T>) -> BResult<Api<T>> {
+    r.map(Ok)
+}
+
+const NA: &str = "NOT_AUTHORIZED";
+const NO: &str = "NOT_OWNER";
+const AN: &str = "ANONYMOUS";
+const IN: &str = "ingress";
+const OK: &str = "ok";
+const NF: &str = "NOT_FOUND";
+
+// anonymous, stranger, other_agent, agent, admin, controller, owner
+const USER_UPDATE: [&str; 7] = [IN, OK, OK, OK, OK, OK, OK];
+const USER_QUERY: [&str; 7] = [AN, OK, OK, OK, OK, OK, OK];
+const ADMIN_UPDATE: [&str; 7] = [IN, NA, NA, NA, OK, OK, NA];
+const ADMIN_QUERY: [&str; 7] = [AN, NA, NA, NA, OK, OK, NA];
+const ADMIN_NOT_FOUND: [&str; 7] = [IN, NA, NA, NA, NF, NF, NA];
+const CONTROLLER_UPDATE: [&str; 7] = [IN, NA, NA, NA, NA, OK, NA];
+const OWNER_UPDATE: [&str; 7] = [IN, NO, NO, NO, NO, NO, OK];
+const OWNER_READ: [&str; 7] = [AN, NA, NA, OK, OK, OK, OK];
+const FOR_OWNER: [&str; 7] = [IN, NA, NA, OK, NA, NA, OK];
+const PUBLIC: [&str; 7] = [OK; 7];
+
+/// The method names of the tool host's service, from `candid/tool_host.did`.
+fn did_methods() -> Vec<String> {
+    let did = include_str!("../../candid/tool_host.did");
+    let service = did.split("service :").nth(1).unwrap_or("");
+    let mut names: Vec<String> = service
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.trim().split_once(" : ")?;
+            rest.starts_with('(')
+                .then(|| name.trim_matches('"').to_string())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn matrix(w: &mut World) -> Check {
+    let p = w.p;
+    let callers = [
+        Principal::anonymous(),
+        p.stranger,
+        p.other_agent,
+        p.agent,
+        p.admin,
+        p.controller,
+        p.owner,
+    ];
+    let x = w.prepare_transfer("1 TKA")?;
+    let y = w.prepare_transfer("2 TKA")?;
+    let log = w.log_length()?;
+    let limits = w.limits()?;
+    let (h, ledger) = (w.host, w.ledger.0);
+    ensure_eq!(
+        w.b.controllers(h.0)?,
+        vec![p.controller],
+        "the controller role"
+    );
+    ensure!(!did_methods().is_empty());
+    let prepare_input = w.transfer_input("0.01 TKA");
+    let commit_input = serde_json::json!({ "preview_id": x.id.to_string() }).to_string();
+    let consent_arg = candid::encode_one(confirm_args(x.id, &x.digest)).expect("encodes");
+
+    type Row<'a> = (
+        &'a str,
+        [&'a str; 7],
+        Box<dyn Fn(&mut World, Principal) -> Check<String> + 'a>,
+    );
+    let rows: Vec<Row> = vec![
+        (
+            "add_admin",
+            CONTROLLER_UPDATE,
+            Box::new(|w, c| got(h.add_admin(w.b(), c, p.recipient))),
+        ),
+        (
+            "authorize_agent",
+            USER_UPDATE,
+            Box::new(|w, c| got(h.authorize_agent(w.b(), c, p.recipient))),
+        ),
+        (
+            "call_tool (prepare for the owner)",
+            FOR_OWNER,
+            Box::new(|w, c| {
+                got(h.call_tool(
+                    w.b(),
+                    c,
+                    "prepare_icrc1_transfer",
+                    &prepare_input,
+                    Some(p.owner),
+                ))
+            }),
+        ),
+        (
+            "call_tool (commit, no digest)",
+            FOR_OWNER,
+            Box::new(|w, c| got(h.call_tool(w.b(), c, "commit", &commit_input, None))),
+        ),
+        (
+            "icrc21_canister_call_consent_message",
+            PUBLIC,
+            Box::new(|w, c| {
+                let req = consent_request("confirm", consent_arg.clone(), false);
+                match h.consent_message(w.b(), c, req) {
+                    Ok(Ok(_)) => Ok(OK.into()),
+                    Ok(Err(e)) => Ok(format!("ICRC21 {e:?}")),
+                    Err(e) => got::<()>(Err(e)),
+                }
+            }),
+        ),
+        (
+            "confirm",
+            OWNER_UPDATE,
+            Box::new(|w, c| got(h.confirm(w.b(), c, x.id, &x.digest))),
+        ),
+        (
+            "decline",
+            OWNER_UPDATE,
+            Box::new(|w, c| got(h.decline(w.b(), c, y.id))),
+        ),
+        (
+            "deposit_account",
+            USER_QUERY,
+            Box::new(|w, c| got(h.deposit_account(w.b(), c))),
+        ),
+        (
+            "get_intent",
+            OWNER_READ,
+            Box::new(|w, c| got(h.get_intent(w.b(), c, x.id))),
+        ),
+        (
+            "get_limits",
+            USER_QUERY,
+            Box::new(|w, c| got(h.get_limits(w.b(), c))),
+        ),
+        (
+            "icrc10_supported_standards",
+            PUBLIC,
+            Box::new(|w, c| got(plain(h.supported_standards(w.b(), c)))),
+        ),
+        (
+            "list_admins",
+            ADMIN_QUERY,
+            Box::new(|w, c| got(h.list_admins(w.b(), c))),
+        ),
+        (
+            "list_agents",
+            USER_QUERY,
+            Box::new(|w, c| got(h.list_agents(w.b(), c))),
+        ),
+        (
+            "list_canisters",
+            USER_QUERY,
+            Box::new(|w, c| got(h.list_canisters(w.b(), c))),
+        ),
+        (
+            "list_forms",
+            USER_QUERY,
+            Box::new(|w, c| got(h.list_forms(w.b(), c))),
+        ),
+        (
+            "list_intents (the owner's)",
+            OWNER_READ,
+            Box::new(|w, c| got(h.list_intents(w.b(), c, Some(p.owner)))),
+        ),
+        (
+            "list_tools",
+            PUBLIC,
+            Box::new(|w, c| got(plain(h.list_tools(w.b(), c)))),
+        ),
+        (
+            "refresh_refs",
+            ADMIN_UPDATE,
+            Box::new(|w, c| got(h.refresh_refs(w.b(), c, None))),
+        ),
+        (
+            "register_canister (again)",
+            ADMIN_UPDATE,
+            Box::new(|w, c| {
+                got(h.register_canister(w.b(), c, ledger, Some(SYMBOL), &["icrc1", "icrc2"]))
+            }),
+        ),
+        (
+            "register_form (again)",
+            ADMIN_UPDATE,
+            Box::new(|w, c| got(h.register_form(w.b(), c, "icrc1", ICRC1_FORM))),
+        ),
+        (
+            "remove_admin",
+            CONTROLLER_UPDATE,
+            Box::new(|w, c| got(h.remove_admin(w.b(), c, p.recipient))),
+        ),
+        (
+            "remove_canister (not registered)",
+            ADMIN_NOT_FOUND,
+            Box::new(|w, c| got(h.remove_canister(w.b(), c, p.recipient))),
+        ),
+        (
+            "remove_form (not registered)",
+            ADMIN_NOT_FOUND,
+            Box::new(|w, c| got(h.remove_form(w.b(), c, "no-such-form"))),
+        ),
+        (
+            "revoke_agent",
+            USER_UPDATE,
+            Box::new(|w, c| got(h.revoke_agent(w.b(), c, p.recipient))),
+        ),
+        (
+            "set_limits (unchanged)",
+            ADMIN_UPDATE,
+            Box::new(|w, c| got(h.set_limits(w.b(), c, limits.clone()))),
+        ),
+        ("stats", USER_QUERY, Box::new(|w, c| got(h.stats(w.b(), c)))),
+    ];
+
+    // The rows cover every method of the interface.
+    let covered: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|(m, _, _)| m.split(' ').next().unwrap_or(m))
+        .collect();
+    let did = did_methods();
+    ensure_eq!(
+        covered.iter().copied().collect::<Vec<_>>(),
+        did.iter().map(String::as_str).collect::<Vec<_>>(),
+        "the matrix and candid/tool_host.did list different methods"
+    );
+
+    let mut table = String::new();
+    let mut wrong = vec![];
+    let _ = writeln!(table, "{:<40} {}", "method", ROLES.join(" | "));
+    for (method, expected, call) in &rows {
+        let mut line = vec![];
+        for (i, caller) in callers.iter().enumerate() {
+            let answer = call(w, *caller)?;
+            if answer != expected[i] {
+                wrong.push(format!(
+                    "{method} as {}: {answer}, expected {}",
+                    ROLES[i], expected[i]
+                ));
+            }
+            line.push(answer);
+        }
+        let _ = writeln!(table, "{method:<40} {}", line.join(" | "));
+    }
+    println!("{table}");
+    if !wrong.is_empty() {
+        fail!(
+            "{} cells differ:\n{}\n{table}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
+
+    // Only the owner's confirm reached the ledger; the decline settled Y.
+    ensure_eq!(w.log_length()?, log + 1);
+    ensure_eq!(w.intent(x.id)?.status, "done");
+    ensure_eq!(w.intent(y.id)?.outcome.as_deref(), Some("declined"));
+    let admins = h
+        .list_admins(w.b(), p.controller)?
+        .ok_or_fail("list_admins")?;
+    ensure_eq!(admins, vec![p.admin], "the added admin was removed again");
+    let agents = h.list_agents(w.b(), p.owner)?.ok_or_fail("list_agents")?;
+    ensure_eq!(agents, vec![p.agent]);
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! An upgrade of the tool host holding an open, a settled, an unknown and an in-flight intent:
+//! everything registered and every intent is still there afterwards, the send that was in
+//! flight becomes unknown (its reply is lost with the old heap), and the reconcile timer,
+//! re-armed from stable memory by `post_upgrade`, still settles both unknown intents.
+
+use crate::reconcile::run_reconciliation;
+use crate::steps::{end_hold, pass_deadline, start_lost_reply, TRANSFER};
+use crate::Scenario;
+use test_ledger::types::Fault;
+use tool_host_engine::types::{ApiError, ToolResult};
+use tool_host_tests::backend::{decode, InstallMode};
+use tool_host_tests::check::{ApiOk, Check, Fail};
+use tool_host_tests::clients::InitArgs;
+use tool_host_tests::wasm::{self, Canister};
+use tool_host_tests::world::World;
+use tool_host_tests::{ensure, ensure_eq};
+
+pub fn scenarios() -> Vec<Scenario> {
+    vec![Scenario {
+        name: "upgrade::keeps_intents_and_timers",
+        run: keeps_intents_and_timers,
+    }]
+}
+
+/// What callers can read of the tool host, to compare before and after.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    tools: String,
+    forms: Vec<tool_host_engine::types::FormInfo>,
+    canisters: Vec<tool_host_engine::types::TargetView>,
+    agents: Vec<candid::Principal>,
+    deposit: tool_host_engine::types::DepositAccount,
+    limits: tool_host_engine::types::Limits,
+    admins: Vec<candid::Principal>,
+}
+
+fn snapshot(w: &mut World) -> Check<Snapshot> {
+    let (owner, c) = (w.p.owner, w.p.controller);
+    let b = w.b.as_mut();
+    let h = w.host;
+    Ok(Snapshot {
+        tools: h.list_tools(b, owner)?,
+        forms: h.list_forms(b, owner)?.ok_or_fail("list_forms")?,
+        canisters: h.list_canisters(b, owner)?.ok_or_fail("list_canisters")?,
+        agents: h.list_agents(b, owner)?.ok_or_fail("list_agents")?,
+        deposit: h.deposit_account(b, owner)?.ok_or_fail("deposit_account")?,
+        limits: h.get_limits(b, owner)?.ok_or_fail("get_limits")?,
+        admins: h.list_admins(b, c)?.ok_or_fail("list_admins")?,
+    })
+}
+
+fn keeps_intents_and_timers(w: &mut World) -> Check {
+    // open
+    let a = w.prepare_transfer("1 TKA")?;
+    // settled (done)
+    let b = w.prepare_transfer("2 TKA")?;
+    let r = w.confirm_ok(b.id, &b.digest)?;
+    ensure_eq!(r.outcome.as_deref(), Some("success"));
+    // unknown, waiting for its reconciliation
+    let c = w.prepare_transfer("3 TKA")?;
+    w.fault(TRANSFER, Fault::Reject("injected reject".into()))?;
+    let r = w.confirm_ok(c.id, &c.digest)?;
+    ensure_eq!(r.outcome.as_deref(), Some("unknown"));
+    // in flight: the ledger executed the transfer and holds its reply back
+    let d = w.prepare_transfer("4 TKA")?;
+    let log = w.log_length()?;
+    let in_flight = start_lost_reply(w, &d)?;
+    ensure_eq!(w.intent(d.id)?.status, "in_flight");
+    let (host, controller) = (w.host.0, w.p.controller);
+
+    let before = snapshot(w)?;
+    let intents_before = w.intents()?;
+    ensure_eq!(intents_before.len(), 4);
+
+    let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
+    let arg = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    w.b.install(host, wasm, arg, InstallMode::Upgrade, controller)?;
+
+    // Everything registered is still there, and so is every intent.
+    ensure_eq!(snapshot(w)?, before);
+    for (old, id) in intents_before.iter().zip([a.id, b.id, c.id]) {
+        ensure_eq!(&w.intent(id)?, old, "intent {id} is unchanged");
+    }
+    // The send in flight lost its reply with the old heap: unknown, to be reconciled.
+    let di = w.intent(d.id)?;
+    ensure_eq!(di.status, "unknown", "{di:?}");
+    ensure_eq!(di.attempts.len(), 1);
+    ensure_eq!(di.attempts[0].kind, "undecodable");
+
+    // The confirm that was in flight ends when its call's deadline passes: its callback now
+    // runs in the new code, whose heap no longer has the call's future.
+    pass_deadline(w)?;
+    let answer = w.b.await_reply(in_flight);
+    let what = match &answer {
+        Ok(bytes) => format!(
+            "answered {:?}",
+            decode::<(Result<ToolResult, ApiError>,)>("confirm", bytes).map(|(r,)| r)
+        ),
+        Err(e) => format!("failed: {e}"),
+    };
+    println!("the confirm in flight across the upgrade {what}");
+    ensure_eq!(
+        w.intent(d.id)?.status,
+        "unknown",
+        "a late callback changes nothing"
+    );
+    end_hold(w)?;
+
+    // The timer was re-armed by post_upgrade: both unknown intents are reconciled.
+    run_reconciliation(w)?;
+    let ci = w.intent(c.id)?;
+    ensure_eq!(ci.status, "settled");
+    ensure!(
+        ci.finding
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("reconciled: absent"),
+        "{:?}",
+        ci.finding
+    );
+    let di = w.intent(d.id)?;
+    ensure_eq!(di.status, "done");
+    ensure_eq!(
+        di.finding.as_deref(),
+        Some(format!("reconciled: found in block {log}").as_str())
+    );
+    ensure_eq!(w.log_length()?, log + 1);
+
+    // The open intent can still be confirmed.
+    let r = w.confirm_ok(a.id, &a.digest)?;
+    ensure_eq!(r.outcome.as_deref(), Some("success"), "{}", r.content);
+    ensure_eq!(w.intents()?.len(), 4);
+    Ok(())
+}

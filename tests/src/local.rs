@@ -1,0 +1,227 @@
+//! The local IC host (`local_ic::LocalIc`, wasmi) as a [`Backend`]: what CI runs here.
+
+use crate::backend::{Backend, BackendError, BackendKind, InstallMode, Result, Submitted};
+use candid::Principal;
+use local_ic::{LocalIc, MessageId, Reject, RejectCode};
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub struct LocalBackend {
+    ic: LocalIc,
+    pending: HashMap<u64, MessageId>,
+    next: u64,
+}
+
+impl Default for LocalBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LocalBackend {
+    pub fn new() -> Self {
+        LocalBackend {
+            ic: LocalIc::new(),
+            pending: HashMap::new(),
+            next: 0,
+        }
+    }
+
+    /// The host itself, for what the trait does not cover.
+    pub fn ic(&mut self) -> &mut LocalIc {
+        &mut self.ic
+    }
+}
+
+fn reject(r: Reject) -> BackendError {
+    BackendError::Reject {
+        code: r.code.as_u32(),
+        message: r.message,
+    }
+}
+
+fn unsupported(reason: &str) -> BackendError {
+    BackendError::unsupported(BackendKind::Local, reason)
+}
+
+impl Backend for LocalBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Local
+    }
+
+    fn create_canister(&mut self, controllers: &[Principal]) -> Result<Principal> {
+        Ok(self.ic.create_canister(controllers.to_vec()))
+    }
+
+    fn install(
+        &mut self,
+        canister: Principal,
+        wasm: &[u8],
+        arg: Vec<u8>,
+        mode: InstallMode,
+        sender: Principal,
+    ) -> Result<()> {
+        let mode = match mode {
+            InstallMode::Install => local_ic::InstallMode::Install,
+            InstallMode::Reinstall => local_ic::InstallMode::Reinstall,
+            InstallMode::Upgrade => local_ic::InstallMode::Upgrade,
+        };
+        self.ic
+            .install(canister, wasm, arg, mode, sender)
+            .map_err(|e| BackendError::Host(format!("install on {canister}: {e}")))
+    }
+
+    fn controllers(&mut self, canister: Principal) -> Result<Vec<Principal>> {
+        if !self.ic.canister_exists(canister) {
+            return Err(BackendError::Host(format!("no canister {canister}")));
+        }
+        Ok(self.ic.controllers(canister))
+    }
+
+    fn delete_canister(&mut self, _canister: Principal, _sender: Principal) -> Result<()> {
+        Err(unsupported(
+            "the local IC host has no canister stop/delete (use inject_reject with code 3)",
+        ))
+    }
+
+    fn update(
+        &mut self,
+        canister: Principal,
+        sender: Principal,
+        method: &str,
+        arg: Vec<u8>,
+    ) -> Result<Vec<u8>> {
+        self.ic
+            .update_call(canister, sender, method, arg)
+            .map_err(reject)
+    }
+
+    fn query(
+        &mut self,
+        canister: Principal,
+        sender: Principal,
+        method: &str,
+        arg: Vec<u8>,
+    ) -> Result<Vec<u8>> {
+        self.ic
+            .query_call(canister, sender, method, arg)
+            .map_err(reject)
+    }
+
+    fn submit(
+        &mut self,
+        canister: Principal,
+        sender: Principal,
+        method: &str,
+        arg: Vec<u8>,
+    ) -> Result<Submitted> {
+        let id = self
+            .ic
+            .submit_update(canister, sender, method, arg)
+            .map_err(reject)?;
+        self.next += 1;
+        self.pending.insert(self.next, id);
+        Ok(Submitted(self.next))
+    }
+
+    fn await_reply(&mut self, id: Submitted) -> Result<Vec<u8>> {
+        let mid = self
+            .pending
+            .remove(&id.0)
+            .ok_or_else(|| BackendError::Host(format!("no submitted message {}", id.0)))?;
+        self.ic.await_message(mid).map_err(reject)
+    }
+
+    fn time_nanos(&mut self) -> u64 {
+        self.ic.time_nanos()
+    }
+
+    fn advance_time(&mut self, by: Duration) {
+        self.ic.advance_time(by);
+    }
+
+    fn tick(&mut self) {
+        self.ic.tick();
+    }
+
+    fn run_until_quiet(&mut self, max_rounds: u64) -> Result<u64> {
+        self.ic
+            .run_until_quiet(max_rounds)
+            .map_err(|e| BackendError::Host(e.to_string()))
+    }
+
+    fn last_instructions(&mut self) -> Result<u64> {
+        Ok(self.ic.last_instructions())
+    }
+
+    fn inject_reject(&mut self, callee: Principal, method: &str, code: u32) -> Result<()> {
+        let code = match RejectCode::from_u32(code) {
+            Some(c) if c.is_system_code() => c,
+            _ => {
+                return Err(BackendError::Host(format!(
+                    "inject_reject: {code} is not a system reject code (1, 2, 3 or 6)"
+                )))
+            }
+        };
+        self.ic.inject_call_fault(
+            callee,
+            method,
+            code,
+            &format!("injected by the test ({code})"),
+        );
+        Ok(())
+    }
+
+    fn take_logs(&mut self) -> Result<Vec<String>> {
+        Ok(self
+            .ic
+            .take_logs()
+            .into_iter()
+            .map(|l| format!("[{}] {}", l.canister, l.message))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::BackendExt;
+
+    #[test]
+    fn inject_reject_takes_only_system_codes() {
+        let mut b = LocalBackend::new();
+        let c = b.create_canister(&[Principal::anonymous()]).unwrap();
+        for code in [1, 2, 3, 6] {
+            b.inject_reject(c, "m", code).unwrap();
+        }
+        for code in [0, 4, 5, 7] {
+            assert!(matches!(
+                b.inject_reject(c, "m", code),
+                Err(BackendError::Host(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn the_odd_canister_replies_and_tick_until_counts_rounds() {
+        let mut b = LocalBackend::new();
+        let me = Principal::anonymous();
+        let c = b.create_canister(&[me]).unwrap();
+        b.install(c, &crate::odd::wasm(), vec![], InstallMode::Install, me)
+            .unwrap();
+        let (d,): (u8,) = b.query_typed(c, me, "icrc1_decimals", ()).unwrap();
+        assert_eq!(d, crate::odd::DECIMALS);
+        let (s,): (String,) = b.query_typed(c, me, "icrc1_symbol", ()).unwrap();
+        assert_eq!(s, crate::odd::SYMBOL);
+        let (fee,): (candid::Nat,) = b.query_typed(c, me, "icrc1_fee", ()).unwrap();
+        assert_eq!(fee, candid::Nat::from(10_000u32));
+        let (garbage,): (String,) = b.update_typed(c, me, "icrc1_transfer", ()).unwrap();
+        assert_eq!(garbage, "garbage");
+        let start = b.time_nanos();
+        let rounds = b
+            .tick_until(5, |b| Ok(b.time_nanos() >= start + 3))
+            .unwrap();
+        assert_eq!(rounds, 3, "a round moves time by 1 ns");
+        assert!(b.tick_until(2, |_| Ok(false)).is_err());
+    }
+}
