@@ -391,7 +391,9 @@ impl LocalIc {
     /// Instructions a canister has used in all its replicated executions (updates, callbacks,
     /// cleanups, timers) since it was created; queries and installs are not counted.
     pub fn instructions_total(&self, canister: Principal) -> u64 {
-        self.canisters.get(&canister).map_or(0, |c| c.instructions_total)
+        self.canisters
+            .get(&canister)
+            .map_or(0, |c| c.instructions_total)
     }
 
     pub fn last_instructions(&self) -> u64 {

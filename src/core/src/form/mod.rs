@@ -8,5 +8,5 @@ mod refs;
 
 pub use check::{describe_ty, is_account, resolve, step, walk};
 pub use model::*;
-pub use refs::ref_sources;
 pub use parse::{form_from_json, parse_form, Problem, FORMAT, FORMAT_VERSION};
+pub use refs::ref_sources;

@@ -9,7 +9,6 @@ mod interface;
 mod transfers;
 mod upgrade;
 #[cfg(not(target_family = "wasm"))]
-
 use crate::account::Acct;
 use crate::errors::TxError;
 use crate::ledger::Ledger;
