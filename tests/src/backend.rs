@@ -146,6 +146,9 @@ pub trait Backend {
 
     /// Instructions used by the last completed update, query or install.
     fn last_instructions(&mut self) -> Result<u64>;
+    /// Instructions `canister` has used in all its replicated executions so far (updates,
+    /// callbacks, timers); the difference around a flow is that canister's share of it.
+    fn canister_instructions(&mut self, canister: Principal) -> Result<u64>;
     /// Makes the next inter-canister call to `callee.method` fail with the system reject
     /// `code` (1, 2, 3 or 6) without `callee` executing.
     fn inject_reject(&mut self, callee: Principal, method: &str, code: u32) -> Result<()>;

@@ -154,6 +154,10 @@ impl Backend for LocalBackend {
         Ok(self.ic.last_instructions())
     }
 
+    fn canister_instructions(&mut self, canister: Principal) -> Result<u64> {
+        Ok(self.ic.instructions_total(canister))
+    }
+
     fn inject_reject(&mut self, callee: Principal, method: &str, code: u32) -> Result<()> {
         let code = match RejectCode::from_u32(code) {
             Some(c) if c.is_system_code() => c,

@@ -210,6 +210,13 @@ impl Backend for PocketIcBackend {
         ))
     }
 
+    fn canister_instructions(&mut self, _canister: Principal) -> Result<u64> {
+        Err(BackendError::unsupported(
+            BackendKind::PocketIc,
+            "PocketIC reports no per-canister instruction totals",
+        ))
+    }
+
     fn inject_reject(&mut self, _callee: Principal, _method: &str, code: u32) -> Result<()> {
         Err(unsupported(&format!(
             "PocketIC cannot inject a system reject (code {code}) into an inter-canister call"

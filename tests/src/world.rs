@@ -92,9 +92,14 @@ pub fn account(owner: Principal) -> lt::Account {
 impl World {
     /// Deploys both canisters and registers everything; the owner's deposit account holds
     /// [`DEPOSIT`] and the agent is authorized.
-    pub fn deploy(mut b: Box<dyn Backend>) -> Check<World> {
-        let p = People::default();
+    pub fn deploy(b: Box<dyn Backend>) -> Check<World> {
         let host_wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
+        Self::deploy_with(b, host_wasm)
+    }
+
+    /// [`World::deploy`] with another build of the tool host (the benchmark's `bench` build).
+    pub fn deploy_with(mut b: Box<dyn Backend>, host_wasm: &[u8]) -> Check<World> {
+        let p = People::default();
         let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
         let host = ToolHost(b.create_canister(&[p.controller])?);
         let ledger = Ledger(b.create_canister(&[p.controller])?);

@@ -72,6 +72,13 @@ impl Runtime for Ic {
         });
         TIMER.set(Some(id));
     }
+    #[cfg(feature = "trace-instructions")]
+    fn mark(&self, point: &str) {
+        ic_cdk::api::debug_print(format!(
+            "instructions {point}: {}",
+            ic_cdk::api::performance_counter(0)
+        ));
+    }
 }
 
 /// Install and upgrade argument: initial admins and limits.
@@ -121,6 +128,7 @@ fn list_tools() -> String {
 
 #[update]
 async fn call_tool(args: CallToolArgs) -> Result<ToolResult, ApiError> {
+    Ic.mark("call_tool: entry");
     tools::call_tool(&Ic, caller(), args).await
 }
 
@@ -128,6 +136,7 @@ async fn call_tool(args: CallToolArgs) -> Result<ToolResult, ApiError> {
 
 #[update]
 async fn confirm(args: ConfirmArgs) -> Result<ToolResult, ApiError> {
+    Ic.mark("confirm: entry");
     send::confirm(&Ic, caller(), args).await
 }
 
@@ -246,6 +255,17 @@ fn icrc21_canister_call_consent_message(req: ConsentMessageRequest) -> ConsentRe
 #[query]
 fn icrc10_supported_standards() -> Vec<StandardRecord> {
     consent::supported_standards()
+}
+
+/// Benchmark builds only: copies settled intent `template` `n` times (controllers only).
+#[cfg(feature = "bench")]
+#[update]
+fn bench_fill(template: u64, n: u64) -> u64 {
+    if !ic_cdk::api::is_controller(&caller()) {
+        ic_cdk::trap("bench_fill: controllers only");
+    }
+    lifecycle::clone_settled_intents(&Ic, template, n)
+        .unwrap_or_else(|e| ic_cdk::trap(format!("bench_fill: {e}")))
 }
 
 /// Bytes of an update's argument accepted at the door; the engine checks its own limits too.

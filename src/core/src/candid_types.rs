@@ -97,3 +97,97 @@ fn prim(p: Prim) -> TypeInner {
         Prim::Principal => TypeInner::Principal,
     }
 }
+
+/// A method's argument and result types with the form's named types inlined, except recursive
+/// ones (kept as references in a small environment): encoding and decoding with them needs no
+/// environment merge, so they are built once per method and reused.
+#[derive(Clone, Debug)]
+pub struct MethodTypes {
+    pub env: TypeEnv,
+    pub args: Vec<Type>,
+    pub results: Vec<Type>,
+}
+
+impl MethodTypes {
+    pub fn of(form: &Form, method: &crate::form::Method) -> MethodTypes {
+        let mut c = Closer {
+            form,
+            stack: vec![],
+            recursive: Default::default(),
+            cache: Default::default(),
+            defs: Default::default(),
+        };
+        let args = method.args.iter().map(|n| c.close(n)).collect();
+        let results = method.results.iter().map(|n| c.close(n)).collect();
+        let mut env = TypeEnv::new();
+        for (name, t) in c.defs {
+            env.0.insert(name, t);
+        }
+        MethodTypes { env, args, results }
+    }
+}
+
+struct Closer<'a> {
+    form: &'a Form,
+    stack: Vec<String>,
+    recursive: std::collections::BTreeSet<String>,
+    cache: std::collections::BTreeMap<String, Type>,
+    /// Definitions of the recursive named types.
+    defs: std::collections::BTreeMap<String, Type>,
+}
+
+impl Closer<'_> {
+    fn close(&mut self, node: &Node) -> Type {
+        let inner = match &node.ty {
+            Ty::Ref(name) => return self.named(name),
+            Ty::Prim(p) => prim(*p),
+            Ty::Blob => TypeInner::Vec(TypeInner::Nat8.into()),
+            Ty::Opt(n) => TypeInner::Opt(self.close(n)),
+            Ty::Vec(n) => TypeInner::Vec(self.close(n)),
+            Ty::Record(fs) => TypeInner::Record(self.fields(fs)),
+            Ty::Variant(fs) => TypeInner::Variant(self.fields(fs)),
+            Ty::Func(sig) => TypeInner::Func(Function {
+                modes: function(sig).modes,
+                args: sig.args.iter().map(|n| self.close(n)).collect(),
+                rets: sig.results.iter().map(|n| self.close(n)).collect(),
+            }),
+            Ty::Service(_) => return to_type(node),
+        };
+        inner.into()
+    }
+
+    fn named(&mut self, name: &str) -> Type {
+        if self.stack.iter().any(|n| n == name) || self.recursive.contains(name) {
+            self.recursive.insert(name.to_string());
+            return TypeInner::Var(name.to_string()).into();
+        }
+        if let Some(t) = self.cache.get(name) {
+            return t.clone();
+        }
+        let Some(def) = self.form.types.get(name) else {
+            // Validated forms have no dangling references; keep the name for a clear decode error.
+            return TypeInner::Var(name.to_string()).into();
+        };
+        self.stack.push(name.to_string());
+        let t = self.close(def);
+        self.stack.pop();
+        if self.recursive.contains(name) {
+            self.defs.insert(name.to_string(), t);
+            return TypeInner::Var(name.to_string()).into();
+        }
+        self.cache.insert(name.to_string(), t.clone());
+        t
+    }
+
+    fn fields(&mut self, fs: &[FieldNode]) -> Vec<Field> {
+        let mut out: Vec<Field> = fs
+            .iter()
+            .map(|f| Field {
+                id: Rc::new(candid_label(&f.label)),
+                ty: self.close(&f.node),
+            })
+            .collect();
+        out.sort_by_key(|f| f.id.get_id());
+        out
+    }
+}

@@ -1,38 +1,58 @@
 //! The exact bytes of a call, and the values of a reply, from a plan's form types.
 
-use crate::candid_types::{to_types, type_env};
+use crate::candid_types::MethodTypes;
 use crate::plan::ToolPlan;
 use candid::IDLArgs;
 
+/// A plan's method types; hosts that encode often keep them (see [`MethodTypes`]).
+pub fn method_types(plan: &ToolPlan) -> MethodTypes {
+    MethodTypes::of(&plan.form.form, plan.method_def())
+}
+
 /// Encodes the argument tuple with the method's argument types: the bytes that are sent.
 pub fn encode_args(plan: &ToolPlan, args: &IDLArgs) -> Result<Vec<u8>, String> {
-    let form = &plan.form.form;
-    let method = plan.method_def();
-    let env = type_env(form);
-    args.to_bytes_with_types(&env, &to_types(&method.args))
+    encode_args_with(plan, &method_types(plan), args)
+}
+
+pub fn encode_args_with(
+    plan: &ToolPlan,
+    types: &MethodTypes,
+    args: &IDLArgs,
+) -> Result<Vec<u8>, String> {
+    args.to_bytes_with_types(&types.env, &types.args)
         .map_err(|e| format!("the arguments of {} do not encode: {e}", plan.method))
 }
 
 /// Decodes a reply with the method's result types; a reply that does not decode is an unknown outcome.
 pub fn decode_reply(plan: &ToolPlan, bytes: &[u8]) -> Result<IDLArgs, String> {
-    let form = &plan.form.form;
-    let method = plan.method_def();
-    let env = type_env(form);
+    decode_reply_with(plan, &method_types(plan), bytes)
+}
+
+pub fn decode_reply_with(
+    plan: &ToolPlan,
+    types: &MethodTypes,
+    bytes: &[u8],
+) -> Result<IDLArgs, String> {
     let mut config = candid::DecoderConfig::new();
     // Bound the work a hostile reply can cause while decoding.
     config.set_decoding_quota(10_000_000);
     config.set_skipping_quota(10_000);
-    IDLArgs::from_bytes_with_types_with_config(bytes, &env, &to_types(&method.results), &config)
+    IDLArgs::from_bytes_with_types_with_config(bytes, &types.env, &types.results, &config)
         .map_err(|e| format!("the reply of {} does not decode: {e}", plan.method))
 }
 
 /// Decodes argument bytes back (for consent messages and display of a stored intent).
 pub fn decode_args(plan: &ToolPlan, bytes: &[u8]) -> Result<IDLArgs, String> {
-    let form = &plan.form.form;
-    let method = plan.method_def();
-    let env = type_env(form);
+    decode_args_with(plan, &method_types(plan), bytes)
+}
+
+pub fn decode_args_with(
+    plan: &ToolPlan,
+    types: &MethodTypes,
+    bytes: &[u8],
+) -> Result<IDLArgs, String> {
     let mut config = candid::DecoderConfig::new();
     config.set_decoding_quota(10_000_000);
-    IDLArgs::from_bytes_with_types_with_config(bytes, &env, &to_types(&method.args), &config)
+    IDLArgs::from_bytes_with_types_with_config(bytes, &types.env, &types.args, &config)
         .map_err(|e| format!("the argument of {} does not decode: {e}", plan.method))
 }

@@ -8,14 +8,18 @@ use candid::Principal;
 use ic_stable_structures::Memory;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::Arc;
+use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::form::parse_form;
-use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlans};
+use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlan, ToolPlans};
 use tool_host_core::read::Canister;
 use tool_host_core::schema::tool_definitions;
 
 pub struct Catalog {
     pub revision: u64,
+    /// Each tool's method types, built once (encoding and decoding reuse them).
+    pub types: BTreeMap<String, Rc<MethodTypes>>,
     pub forms: Vec<FormRef>,
     pub plans: Arc<ToolPlans>,
     pub canisters: Vec<Canister>,
@@ -24,8 +28,32 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// A tool's plan and method types, cheap to hold across an await.
+    pub fn tool(&self, name: &str) -> Option<ToolRef> {
+        self.plans.plans.get(name)?;
+        Some(ToolRef {
+            plans: self.plans.clone(),
+            name: name.to_string(),
+            types: self.types.get(name)?.clone(),
+        })
+    }
+
     pub fn canister(&self, id: &Principal) -> Option<&Canister> {
         self.canisters.iter().find(|c| &c.id == id)
+    }
+}
+
+/// A tool of the catalog: shares the plans rather than copying one.
+#[derive(Clone)]
+pub struct ToolRef {
+    plans: Arc<ToolPlans>,
+    name: String,
+    pub types: Rc<MethodTypes>,
+}
+
+impl ToolRef {
+    pub fn plan(&self) -> &ToolPlan {
+        &self.plans.plans[&self.name]
     }
 }
 
@@ -64,10 +92,21 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
         })
         .collect();
     let plans = build_tool_plans(&forms);
+    let types = plans
+        .plans
+        .iter()
+        .map(|(name, p)| {
+            (
+                name.clone(),
+                Rc::new(tool_host_core::codec::method_types(p)),
+            )
+        })
+        .collect();
     let definitions_json = serde_json::to_string(&tool_definitions(&plans, &canisters))
         .unwrap_or_else(|_| "[]".into());
     Catalog {
         revision,
+        types,
         forms,
         plans: Arc::new(plans),
         canisters,

@@ -27,6 +27,9 @@ pub fn after_upgrade<R: Runtime>(rt: &R) {
         for id in ids {
             if let Some(mut i) = s.intents.get(&id) {
                 if i.status == Status::InFlight {
+                    if let Some(n) = s.journaled_log_length(id) {
+                        i.log_length = Some(n);
+                    }
                     let (_, follow) = outcome::apply(&mut i, &SendResult::Undecodable("the tool host was upgraded while the send was in flight; its reply was lost".into()), false);
                     if follow == outcome::Follow::Reconcile {
                         schedule_reconcile(s, &mut i, now);
@@ -50,5 +53,35 @@ pub fn stats<R: Runtime>(rt: &R, stable_bytes: u64) -> Stats {
         open_intents: s.intent_keys.len(),
         due_tasks: s.due.len(),
         stable_bytes,
+    })
+}
+
+/// Copies a settled intent `n` times under new ids and owners, as a benchmark's stand-in for
+/// real traffic (the canister exposes it only when built with its `bench` feature). Returns the
+/// last id used.
+pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Result<u64, String> {
+    let now = rt.now();
+    rt.with_state(|s| {
+        let t = s.intents.get(&template).ok_or("no template intent")?;
+        if !t.status.is_final() {
+            return Err("the template must be settled".into());
+        }
+        let mut last = 0;
+        for _ in 0..n {
+            let id = s.next_intent_id();
+            let mut i = t.clone();
+            i.id = id;
+            i.owner = candid::Principal::from_slice(&id.to_be_bytes());
+            i.identity = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
+                id.to_be_bytes(),
+            ))
+            .into();
+            i.settled_at = Some(now);
+            let retention = s.limits().retention_seconds.saturating_mul(1_000_000_000);
+            s.schedule(now.saturating_add(retention), crate::model::task::PRUNE, id);
+            s.put_intent(i);
+            last = id;
+        }
+        Ok(last)
     })
 }

@@ -202,6 +202,8 @@ pub struct Intent {
     pub memo: Option<Vec<u8>>,
     /// What the owner is shown (JSON).
     pub preview_json: String,
+    /// The preview's title and main arguments in one line.
+    pub summary: String,
     pub status: Status,
     /// The outcome-table word of the last event (`success`, `unknown`, `declined`, ...).
     pub outcome: Option<String>,

@@ -139,17 +139,36 @@ async fn get_blocks<R: Runtime>(
     }
 }
 
-/// The target's log length now (an empty `icrc3_get_blocks` request).
+/// Only the log length of a `GetBlocksResult`: the other fields are skipped, not checked.
+#[derive(candid::CandidType, candid::Deserialize)]
+struct LogLength {
+    log_length: Nat,
+}
+
+/// The target's log length now (an empty `icrc3_get_blocks` request); decodes only that field,
+/// since this read sits on every send's path.
 pub async fn read_log_length<R: Runtime>(
     rt: &R,
     canister: Principal,
     timeout: u32,
 ) -> Result<u64, String> {
-    get_blocks(rt, canister, "icrc3_get_blocks", &[], timeout)
+    match rt
+        .call(canister, "icrc3_get_blocks", request(&[]), timeout)
         .await
-        .map(|p| p.log_length)
+    {
+        CallOutcome::Replied(bytes) => {
+            let mut config = candid::DecoderConfig::new();
+            config
+                .set_decoding_quota(1_000_000)
+                .set_skipping_quota(10_000);
+            let r: LogLength = candid::utils::decode_one_with_config(&bytes, &config)
+                .map_err(|e| format!("the log length does not decode: {e}"))?;
+            small(&r.log_length).ok_or_else(|| "the log length is out of range".to_string())
+        }
+        CallOutcome::Rejected { code, message } => Err(format!("rejected ({code}) {message}")),
+        CallOutcome::NotSent(m) => Err(format!("not sent: {m}")),
+    }
 }
-
 /// What identifies the original transaction in a block.
 pub struct Expected {
     pub memo: Option<Vec<u8>>,
@@ -267,8 +286,8 @@ pub async fn run<R: Runtime>(rt: &R, id: u64) {
             s.put_intent(i);
             return None;
         }
-        let plan = catalog::current(s).plans.plans.get(&i.tool).cloned()?;
-        let amount = tool_host_core::codec::decode_args(&plan, &i.arg)
+        let tool = catalog::current(s).tool(&i.tool)?;
+        let amount = tool_host_core::codec::decode_args_with(tool.plan(), &tool.types, &i.arg)
             .ok()
             .and_then(|a| expected_amount(&a));
         Some((

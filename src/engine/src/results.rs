@@ -2,56 +2,126 @@
 
 use crate::model::Intent;
 use crate::types::ToolResult;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-pub fn ok(content: impl Into<String>, structured: Value, outcome: Option<&str>) -> ToolResult {
+/// What can be a result's structured JSON.
+pub trait Structured {
+    fn to_json(&self) -> String;
+}
+
+impl Structured for Value {
+    fn to_json(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Structured for Answer<'_> {
+    /// Written by hand: the stored preview and reply are our own JSON and are spliced in as
+    /// they are, rather than parsed and written again.
+    fn to_json(&self) -> String {
+        fn text(out: &mut String, key: &str, v: &str) {
+            out.push_str(&format!(",\"{key}\":"));
+            out.push_str(&serde_json::to_string(v).unwrap_or_default());
+        }
+        let mut out =
+            String::with_capacity(self.preview.len() + self.reply.map_or(0, str::len) + 320);
+        out.push_str("{\"intent_id\":");
+        out.push_str(&serde_json::to_string(&self.intent_id).unwrap_or_default());
+        text(&mut out, "status", self.status);
+        out.push_str(",\"preview\":");
+        out.push_str(if self.preview.is_empty() {
+            "null"
+        } else {
+            self.preview
+        });
+        text(&mut out, "digest", &self.digest);
+        out.push_str(&format!(
+            ",\"confirm\":{{\"method\":\"confirm\",\"intent_id\":{},\"digest\":\"{}\"}}",
+            self.id, self.digest
+        ));
+        for (key, v) in [
+            ("outcome", self.outcome),
+            ("earlier_outcome", self.earlier_outcome),
+            ("finding", self.finding),
+        ] {
+            if let Some(v) = v {
+                text(&mut out, key, v);
+            }
+        }
+        if let Some(r) = self.reply {
+            out.push_str(",\"reply\":");
+            out.push_str(r);
+        }
+        if let Some(e) = &self.restamp_error {
+            text(&mut out, "restamp_error", e);
+        }
+        out.push('}');
+        out
+    }
+}
+
+pub fn ok(
+    content: impl Into<String>,
+    structured: impl Structured,
+    outcome: Option<&str>,
+) -> ToolResult {
     ToolResult {
         content: content.into(),
-        structured: structured.to_string(),
+        structured: structured.to_json(),
         is_error: false,
         outcome: outcome.map(str::to_string),
     }
 }
 
-pub fn error(content: impl Into<String>, structured: Value, outcome: Option<&str>) -> ToolResult {
+pub fn error(
+    content: impl Into<String>,
+    structured: impl Structured,
+    outcome: Option<&str>,
+) -> ToolResult {
     ToolResult {
         content: content.into(),
-        structured: structured.to_string(),
+        structured: structured.to_json(),
         is_error: true,
         outcome: outcome.map(str::to_string),
     }
 }
 
-pub fn preview_value(i: &Intent) -> Value {
-    serde_json::from_str(&i.preview_json).unwrap_or(Value::Null)
-}
-
 /// An intent's state as tool results carry it.
-pub fn intent_json(i: &Intent) -> Value {
-    let mut v = json!({
-        "intent_id": i.id.to_string(),
-        "status": i.status.as_str(),
-        "preview": preview_value(i),
-        "digest": hex::encode(i.digest),
-        "confirm": { "method": "confirm", "intent_id": i.id, "digest": hex::encode(i.digest) },
-    });
-    if let Some(o) = &i.outcome {
-        v["outcome"] = json!(o);
-    }
-    if let Some(f) = &i.finding {
-        v["finding"] = json!(f);
-    }
-    if let Some(r) = &i.reply_json {
-        v["reply"] = serde_json::from_str(r).unwrap_or(Value::Null);
-    }
-    v
+pub struct Answer<'a> {
+    id: u64,
+    pub intent_id: String,
+    pub status: &'a str,
+    /// The stored preview JSON.
+    preview: &'a str,
+    digest: String,
+    pub outcome: Option<&'a str>,
+    pub earlier_outcome: Option<&'a str>,
+    finding: Option<&'a str>,
+    reply: Option<&'a str>,
+    pub restamp_error: Option<String>,
 }
 
-/// The title and the intent's main arguments in one line, for `content`.
-pub fn headline(i: &Intent) -> String {
-    let p = preview_value(i);
-    let title = p["title"].as_str().unwrap_or(&i.method).to_string();
-    match p.get("arguments") {
+impl<'a> Answer<'a> {
+    pub fn of(i: &'a Intent) -> Answer<'a> {
+        Answer {
+            id: i.id,
+            intent_id: i.id.to_string(),
+            status: i.status.as_str(),
+            preview: &i.preview_json,
+            digest: hex::encode(i.digest),
+            outcome: i.outcome.as_deref(),
+            earlier_outcome: None,
+            finding: i.finding.as_deref(),
+            reply: i.reply_json.as_deref(),
+            restamp_error: None,
+        }
+    }
+}
+
+/// The title and the intent's main arguments in one line, for `content` (made once, at preparation).
+pub fn summary(preview: &tool_host_core::display::Preview) -> String {
+    let title = preview.title.clone();
+    match Some(&preview.arguments) {
         Some(Value::Object(args)) => {
             let shown: Vec<String> = ["amount", "to", "spender"]
                 .iter()

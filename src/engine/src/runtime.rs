@@ -40,4 +40,7 @@ pub trait Runtime {
     ) -> impl Future<Output = CallOutcome>;
     /// Asks for the timer tick to run at `at_ns` (replacing any earlier request).
     fn wake_at(&self, at_ns: u64);
+    /// A point in a flow, for instruction profiles (the canister's `trace-instructions` feature
+    /// prints the instruction counter there); nothing by default.
+    fn mark(&self, _point: &str) {}
 }

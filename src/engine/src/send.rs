@@ -7,7 +7,7 @@ use crate::errors::*;
 use crate::model::{task, Attempt, AttemptResult, Intent, Status};
 use crate::outcome::{self, Follow, SendResult};
 use crate::reconcile;
-use crate::results::{self, intent_json};
+use crate::results::{self, Answer};
 use crate::runtime::{CallOutcome, Runtime};
 use crate::schedule;
 use crate::state::State;
@@ -16,18 +16,17 @@ use candid::{IDLValue, Principal};
 use ic_stable_structures::Memory;
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use tool_host_core::plan::ToolPlan;
 use tool_host_core::read::{read_tool_input_text, ReadContext};
 use tool_host_core::{codec, display};
 
 /// The answer for an intent that is settled: its outcome again, without sending.
 pub fn settled_answer(i: &Intent) -> ToolResult {
-    let mut v = intent_json(i);
+    let mut v = Answer::of(i);
     let word = match i.status {
         Status::Done => "already_done",
         _ => i.outcome.as_deref().unwrap_or("settled"),
     };
-    v["outcome"] = json!(word);
+    v.outcome = Some(word);
     let text = format!(
         "Intent {} is {} ({word}); nothing was sent.",
         i.id,
@@ -44,7 +43,7 @@ struct Prepared {
     canister: Principal,
     method: String,
     arg: Vec<u8>,
-    plan: ToolPlan,
+    tool: catalog::ToolRef,
     journal: bool,
     timeout: u32,
 }
@@ -79,17 +78,18 @@ pub async fn send<R: Runtime>(
             return Ok(Err(settled_answer(&i)));
         }
         let cat = catalog::current(s);
-        let plan = cat.plans.plans.get(&i.tool).cloned().ok_or_else(|| err(NOT_FOUND, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
+        let tool = cat.tool(&i.tool).ok_or_else(|| err(NOT_FOUND, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
         let journal = i.has_stamp() && s.targets.get(&i.canister).is_some_and(|t| t.icrc3);
         i.before_send = Some(i.status);
         i.status = Status::InFlight;
         i.confirm_requested_at = None;
         i.updated_at = now;
         i.attempts.push(Attempt { at: now, digest: i.digest, result: AttemptResult::Pending });
-        let p = Prepared { canister: i.canister, method: i.method.clone(), arg: i.arg.clone(), plan, journal, timeout: s.limits().call_timeout_seconds };
+        let p = Prepared { canister: i.canister, method: i.method.clone(), arg: i.arg.clone(), tool, journal, timeout: s.limits().call_timeout_seconds };
         s.put_intent(i);
         Ok(Ok(p))
     })?;
+    rt.mark("confirm: marked in flight");
     let p = match step {
         Ok(p) => p,
         Err(answer) => return Ok(answer),
@@ -97,19 +97,16 @@ pub async fn send<R: Runtime>(
     if p.journal {
         // The target's log length, journaled before the send: reconciliation starts there.
         match reconcile::read_log_length(rt, p.canister, p.timeout).await {
-            Ok(n) => rt.with_state(|s| {
-                if let Some(mut i) = s.intents.get(&id) {
-                    if i.status == Status::InFlight {
-                        i.log_length = Some(n);
-                        s.put_intent(i);
-                    }
-                }
-            }),
+            Ok(n) => {
+                rt.mark("confirm: log length read");
+                rt.with_state(|s| s.journal_log_length(id, n));
+                rt.mark("confirm: journaled");
+            }
             Err(m) => {
                 return Ok(finish(
                     rt,
                     id,
-                    &p.plan,
+                    &p.tool,
                     SendResult::NotSent(format!(
                         "the target's log length could not be read before the send: {m}"
                     )),
@@ -118,26 +115,31 @@ pub async fn send<R: Runtime>(
         }
     }
     let reply = rt.call(p.canister, &p.method, p.arg, p.timeout).await;
+    rt.mark("confirm: replied");
     let refs = rt.with_state(|s| {
         catalog::current(s)
             .canister(&p.canister)
             .map(|c| c.refs.clone())
             .unwrap_or_default()
     });
-    let result = classify(&p.plan, reply, &refs);
-    Ok(finish(rt, id, &p.plan, result))
+    let result = classify(&p.tool, reply, &refs);
+    rt.mark("confirm: classified");
+    let answer = finish(rt, id, &p.tool, result);
+    rt.mark("confirm: finished");
+    Ok(answer)
 }
 
 /// A call's outcome as a send result; decoding and classing cannot fail the caller.
 pub fn classify(
-    plan: &ToolPlan,
+    tool: &catalog::ToolRef,
     reply: CallOutcome,
     refs: &std::collections::BTreeMap<String, serde_json::Value>,
 ) -> SendResult {
+    let plan = tool.plan();
     match reply {
         CallOutcome::NotSent(m) => SendResult::NotSent(m),
         CallOutcome::Rejected { code, message } => SendResult::Rejected { code, message },
-        CallOutcome::Replied(bytes) => match codec::decode_reply(plan, &bytes) {
+        CallOutcome::Replied(bytes) => match codec::decode_reply_with(plan, &tool.types, &bytes) {
             Err(e) => SendResult::Undecodable(e),
             Ok(args) => {
                 let c = plan.classifier.classify(args.args.first());
@@ -191,14 +193,17 @@ fn ledger_time(v: Option<&IDLValue>, path: &[String]) -> Option<u64> {
 }
 
 /// After the await: applies the outcome table and answers. Re-checks the intent first.
-fn finish<R: Runtime>(rt: &R, id: u64, plan: &ToolPlan, result: SendResult) -> ToolResult {
+fn finish<R: Runtime>(rt: &R, id: u64, tool: &catalog::ToolRef, result: SendResult) -> ToolResult {
     let now = rt.now();
     let answer = rt.with_state(|s| {
         let Some(mut i) = s.intents.get(&id) else {
             return results::error(format!("intent {id} vanished during its send"), json!({ "intent_id": id.to_string() }), Some("unknown"));
         };
         if i.status != Status::InFlight {
-            return results::error(format!("intent {id} changed during its send"), intent_json(&i), i.outcome.as_deref());
+            return results::error(format!("intent {id} changed during its send"), Answer::of(&i), i.outcome.as_deref());
+        }
+        if let Some(n) = s.journaled_log_length(id) {
+            i.log_length = Some(n);
         }
         let management = i.canister == Principal::management_canister();
         let (word, follow) = outcome::apply(&mut i, &result, management);
@@ -208,7 +213,7 @@ fn finish<R: Runtime>(rt: &R, id: u64, plan: &ToolPlan, result: SendResult) -> T
             Follow::Nothing => {}
             Follow::Reconcile => schedule_reconcile(s, &mut i, now),
             Follow::Restamp { cap } => {
-                if let Err(why) = restamp(s, &mut i, plan, now, cap) {
+                if let Err(why) = restamp(s, &mut i, tool, now, cap) {
                     // The input no longer reads (refs changed): nothing to send again.
                     restamp_issue = Some(why.clone());
                     settle(s, &mut i, now, "fix_input", Some(format!("could not be stamped again: {why}")));
@@ -222,14 +227,14 @@ fn finish<R: Runtime>(rt: &R, id: u64, plan: &ToolPlan, result: SendResult) -> T
         }
         s.put_intent(i.clone());
         let outcome_word = i.outcome.clone().unwrap_or_else(|| word.to_string());
-        let mut v = intent_json(&i);
-        v["outcome"] = json!(outcome_word);
+        let mut v = Answer::of(&i);
+        v.outcome = Some(&outcome_word);
         if let Some(why) = restamp_issue {
-            v["restamp_error"] = json!(why);
+            v.restamp_error = Some(why);
         }
         let text = match word {
-            "retry_new" => format!("Intent {id}: the target asked for a new stamp; a new preview waits for the owner's confirmation: {}", results::headline(&i)),
-            w => format!("Intent {id}: {w} ({}): {}", i.status.as_str(), results::headline(&i)),
+            "retry_new" => format!("Intent {id}: the target asked for a new stamp; a new preview waits for the owner's confirmation: {}", i.summary),
+            w => format!("Intent {id}: {w} ({}): {}", i.status.as_str(), i.summary),
         };
         let failed = matches!(outcome_word.as_str(), "fail" | "fix_input" | "unknown" | "reconcile" | "not_executed");
         if failed {
@@ -279,10 +284,11 @@ pub fn schedule_reconcile<M: Memory>(s: &mut State<M>, i: &mut Intent, now: u64)
 fn restamp<M: Memory>(
     s: &mut State<M>,
     i: &mut Intent,
-    plan: &ToolPlan,
+    tool: &catalog::ToolRef,
     now: u64,
     cap: Option<u64>,
 ) -> Result<(), String> {
+    let plan = tool.plan();
     let stamp = match cap {
         Some(ledger_time) => now.min(ledger_time),
         None => now,
@@ -307,13 +313,14 @@ fn restamp<M: Memory>(
             .collect::<Vec<_>>()
             .join("; ")
     })?;
-    let bytes = codec::encode_args(plan, &out.args)?;
+    let bytes = codec::encode_args_with(plan, &tool.types, &out.args)?;
     let preview = display::preview(plan, &out, &canister, &bytes, &i.id.to_string());
     let ttl = s.limits().preview_ttl_seconds.saturating_mul(1_000_000_000);
     i.digest = Sha256::digest(&bytes).into();
     i.arg = bytes;
     i.stamp_ns = out.stamp_ns;
     i.memo = out.memo;
+    i.summary = results::summary(&preview);
     i.preview_json = serde_json::to_string(&preview).unwrap_or_default();
     i.generation += 1;
     i.status = Status::Open;
@@ -353,23 +360,27 @@ pub fn decline<R: Runtime>(rt: &R, caller: Principal, id: u64) -> ApiResult<Tool
             }
             _ => {}
         }
-        let mut v;
-        if i.attempts.is_empty() {
+        let sent_before = !i.attempts.is_empty();
+        if !sent_before {
             settle(s, &mut i, now, "declined", None);
             s.put_intent(i.clone());
-            v = intent_json(&i);
-        } else {
-            v = intent_json(&i);
-            if i.had_unknown {
-                v["earlier_outcome"] = json!("unknown");
-            }
         }
-        v["outcome"] = json!("declined");
-        Ok(results::ok(
+        let mut v = Answer::of(&i);
+        if sent_before && i.had_unknown {
+            v.earlier_outcome = Some("unknown");
+        }
+        v.outcome = Some("declined");
+        let text = if sent_before {
             format!(
-                "Intent {id} declined ({}); nothing was sent.",
-                i.status.as_str()
-            ),
+                "Intent {id} declined: nothing was sent now. It stays {} because it was sent before{}; confirming it later sends the same bytes.",
+                i.status.as_str(),
+                if i.had_unknown { " with an unknown outcome (that send may have executed)" } else { "" }
+            )
+        } else {
+            format!("Intent {id} declined and settled; nothing was sent.")
+        };
+        Ok(results::ok(
+            text,
             v,
             Some("declined"),
         ))

@@ -9,6 +9,9 @@ use ic_stable_structures::{Memory, StableBTreeMap, StableCell};
 
 pub type VM<M> = VirtualMemory<M>;
 
+/// No log length journaled (the target does not list ICRC-3, or the read is still to come).
+pub const NO_LOG_LENGTH: u64 = u64::MAX;
+
 pub struct State<M: Memory> {
     pub config: StableCell<Config, VM<M>>,
     pub forms: StableBTreeMap<String, StoredForm, VM<M>>,
@@ -21,7 +24,8 @@ pub struct State<M: Memory> {
     pub owner_intents: StableBTreeMap<(Principal, u64), (), VM<M>>,
     pub open_counts: StableBTreeMap<Principal, u32, VM<M>>,
     pub due: StableBTreeMap<(u64, u8, u64), (), VM<M>>,
-    pub in_flight: StableBTreeMap<u64, (), VM<M>>,
+    /// Intents in flight → the target's log length journaled before the send.
+    pub in_flight: StableBTreeMap<u64, u64, VM<M>>,
     /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
@@ -87,35 +91,47 @@ impl<M: Memory> State<M> {
         self.due.first_key_value().map(|((at, _, _), _)| at)
     }
 
-    /// Writes an intent back, keeping the indexes and counts in step with its status.
+    /// Writes an intent back, keeping the indexes and counts in step with its status. What it
+    /// was before is read from the small indexes, not by decoding the stored intent.
     pub fn put_intent(&mut self, intent: Intent) {
-        let before = self.intents.get(&intent.id);
-        let was_final = before.as_ref().map(|b| b.status.is_final());
+        let (owner, id) = (intent.owner, intent.id);
+        let exists = self.owner_intents.contains_key(&(owner, id));
+        let was_open = exists && self.intent_keys.get(&(owner, intent.identity)) == Some(id);
         let now_final = intent.status.is_final();
-        match (was_final, now_final) {
-            (None, false) => {
-                self.intent_keys
-                    .insert((intent.owner, intent.identity), intent.id);
-                self.owner_intents.insert((intent.owner, intent.id), ());
-                self.add_open(intent.owner, 1);
+        if !exists {
+            self.owner_intents.insert((owner, id), ());
+            if !now_final {
+                self.intent_keys.insert((owner, intent.identity), id);
+                self.add_open(owner, 1);
             }
-            (None, true) => {
-                self.owner_intents.insert((intent.owner, intent.id), ());
-            }
-            (Some(false), true) => {
-                if self.intent_keys.get(&(intent.owner, intent.identity)) == Some(intent.id) {
-                    self.intent_keys.remove(&(intent.owner, intent.identity));
-                }
-                self.add_open(intent.owner, -1);
-            }
-            _ => {}
+        } else if was_open && now_final {
+            self.intent_keys.remove(&(owner, intent.identity));
+            self.add_open(owner, -1);
         }
         if intent.status == Status::InFlight {
-            self.in_flight.insert(intent.id, ());
-        } else if before.is_some_and(|b| b.status == Status::InFlight) {
-            self.in_flight.remove(&intent.id);
+            if !self.in_flight.contains_key(&id) {
+                self.in_flight.insert(id, NO_LOG_LENGTH);
+            }
+        } else {
+            self.in_flight.remove(&id);
         }
-        self.intents.insert(intent.id, intent);
+        self.intents.insert(id, intent);
+    }
+
+    /// Journals the target's log length of a send in flight (kept beside the intent, so the
+    /// intent itself is not rewritten before the send).
+    pub fn journal_log_length(&mut self, id: u64, log_length: u64) -> bool {
+        if self.in_flight.contains_key(&id) {
+            self.in_flight.insert(id, log_length);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The log length journaled for a send in flight.
+    pub fn journaled_log_length(&self, id: u64) -> Option<u64> {
+        self.in_flight.get(&id).filter(|n| *n != NO_LOG_LENGTH)
     }
 
     /// Removes a settled intent and its index entries (retention has passed).

@@ -6,7 +6,7 @@ use crate::catalog;
 use crate::errors::*;
 use crate::model::{task, Intent, Status};
 use crate::names;
-use crate::results::{self, intent_json};
+use crate::results::{self, Answer};
 use crate::runtime::{CallOutcome, Runtime};
 use crate::schedule;
 use crate::send;
@@ -48,17 +48,17 @@ pub async fn call_tool<R: Runtime>(
     if args.name == COMMIT_TOOL {
         return commit(rt, caller, &args.input).await;
     }
-    let plans = plans(rt);
-    let Some(plan) = plans.plans.get(&args.name) else {
-        let names = plans.tool_names().join(", ");
+    rt.mark("call_tool: authorized");
+    let Some(tool) = rt.with_state(|s| catalog::current(s).tool(&args.name)) else {
+        let names = plans(rt).tool_names().join(", ");
         return Err(err(
             UNKNOWN_TOOL,
             format!("no tool '{}' (tools: {names})", args.name),
         ));
     };
-    match plan.kind {
-        ToolKind::Read => read_tool(rt, owner, plan, &args.input).await,
-        ToolKind::Prepare => prepare(rt, caller, owner, plan, &args.input).await,
+    match tool.plan().kind {
+        ToolKind::Read => read_tool(rt, owner, &tool, &args.input).await,
+        ToolKind::Prepare => prepare(rt, caller, owner, &tool, &args.input).await,
     }
 }
 
@@ -77,11 +77,18 @@ async fn read_input<R: Runtime>(
 ) -> ApiResult<(tool_host_core::read::ReadOutput, Canister)> {
     let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
     let canisters: Vec<Canister> = rt.with_state(|s| catalog::current(s).canisters.clone());
-    let names = match input_canister(input) {
-        Some(c) if !names::sets_of(plan).is_empty() && canisters.iter().any(|x| x.id == c) => {
-            Some(names::read_sets(rt, plan, c, timeout).await)
+    rt.mark("read_input: canisters");
+    // Name sets are read from the canister the input names, only for plans that use them.
+    let sets = names::sets_of(plan);
+    let names = if sets.is_empty() {
+        None
+    } else {
+        match input_canister(input) {
+            Some(c) if canisters.iter().any(|x| x.id == c) => {
+                Some(names::read_sets(rt, plan, c, timeout).await)
+            }
+            _ => None,
         }
-        _ => None,
     };
     let ctx = ReadContext {
         canisters: &canisters,
@@ -91,6 +98,7 @@ async fn read_input<R: Runtime>(
         memo: None,
     };
     let out = read_tool_input_text(plan, input, &ctx).map_err(input_err)?;
+    rt.mark("read_input: read");
     let canister = canisters
         .into_iter()
         .find(|c| c.id == out.canister)
@@ -101,15 +109,17 @@ async fn read_input<R: Runtime>(
 async fn read_tool<R: Runtime>(
     rt: &R,
     owner: Principal,
-    plan: &ToolPlan,
+    tool: &catalog::ToolRef,
     input: &str,
 ) -> ApiResult<ToolResult> {
+    let plan = tool.plan();
     let (out, canister) = read_input(rt, owner, plan, input, rt.now()).await?;
-    let bytes = codec::encode_args(plan, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
+    let bytes =
+        codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
     let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
     let what = format!("{} on {}", plan.method, canister.id);
     match rt.call(canister.id, &plan.method, bytes, timeout).await {
-        CallOutcome::Replied(reply) => match codec::decode_reply(plan, &reply) {
+        CallOutcome::Replied(reply) => match codec::decode_reply_with(plan, &tool.types, &reply) {
             Ok(args) => {
                 let shown = display::display_reply(plan, &args, &canister.refs);
                 let text = match &shown {
@@ -149,11 +159,14 @@ async fn prepare<R: Runtime>(
     rt: &R,
     caller: Principal,
     owner: Principal,
-    plan: &ToolPlan,
+    tool: &catalog::ToolRef,
     input: &str,
 ) -> ApiResult<ToolResult> {
+    let plan = tool.plan();
     let now = rt.now();
+    rt.mark("prepare: start");
     let (out, canister) = read_input(rt, owner, plan, input, now).await?;
+    rt.mark("prepare: input read");
     let identity: [u8; 32] = out.identity_digest();
     // Preparing the same intent again answers the same preview while it is not settled.
     if let Some(existing) = rt.with_state(|s| {
@@ -163,7 +176,10 @@ async fn prepare<R: Runtime>(
     }) {
         return Ok(existing_answer(&existing));
     }
-    let bytes = codec::encode_args(plan, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
+    rt.mark("prepare: existing checked");
+    let bytes =
+        codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
+    rt.mark("prepare: encoded");
     let limits = rt.with_state(|s| s.limits());
     let created = rt.with_state(|s| {
         if s.open_count(&owner) >= limits.max_open_intents_per_owner {
@@ -186,6 +202,7 @@ async fn prepare<R: Runtime>(
             arg: bytes,
             stamp_ns: out.stamp_ns,
             memo: out.memo.clone(),
+            summary: results::summary(&preview),
             preview_json: serde_json::to_string(&preview).unwrap_or_default(),
             status: Status::Open,
             outcome: None,
@@ -209,14 +226,14 @@ async fn prepare<R: Runtime>(
         s.put_intent(intent.clone());
         Ok(intent)
     })?;
+    rt.mark("prepare: stored");
     schedule::rearm(rt);
-    let mut v = intent_json(&created);
-    v["status"] = json!("prepared");
+    let mut v = Answer::of(&created);
+    v.status = "prepared";
     Ok(results::ok(
         format!(
             "Prepared intent {}: {}. Nothing is sent until the owner confirms it.",
-            created.id,
-            results::headline(&created)
+            created.id, created.summary
         ),
         v,
         None,
@@ -225,23 +242,23 @@ async fn prepare<R: Runtime>(
 
 /// The answer to preparing an intent that exists: its preview, and its outcome after an unknown one.
 fn existing_answer(i: &Intent) -> ToolResult {
-    let mut v = intent_json(i);
+    let mut v = Answer::of(i);
     let outcome = match i.status {
         Status::Unknown => Some("unknown"),
         Status::Reconcile => Some("reconcile"),
         _ => None,
     };
     if let Some(o) = outcome {
-        v["outcome"] = json!(o);
+        v.outcome = Some(o);
     }
     if i.status == Status::Open {
-        v["status"] = json!("prepared");
+        v.status = "prepared";
     }
     results::ok(
         format!(
             "Intent {} exists: {} ({})",
             i.id,
-            results::headline(i),
+            i.summary,
             i.status.as_str()
         ),
         v,
@@ -366,14 +383,14 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
         Some(i)
     });
     let intent = intent.ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
-    let mut v = intent_json(&intent);
+    let mut v = Answer::of(&intent);
     let status = match intent.status {
         Status::Open | Status::Unknown => "awaiting_confirmation",
         other => other.as_str(),
     };
-    v["status"] = json!(status);
+    v.status = status;
     Ok(results::ok(
-        format!("Intent {id} is waiting for its owner to confirm: {}. The owner confirms with a signed call (confirm, with the preview's digest).", results::headline(&intent)),
+        format!("Intent {id} is waiting for its owner to confirm: {}. The owner confirms with a signed call (confirm, with the preview's digest).", intent.summary),
         v,
         None,
     ))

@@ -77,7 +77,11 @@ fn the_in_flight_mark_and_the_log_length_are_written_before_the_await() {
     *w.during_call.borrow_mut() = Some(Box::new(move |s: &tool_host_engine::state::State<_>| {
         let i = s.intents.get(&id).unwrap();
         if i.id == id {
-            *seen2.borrow_mut() = Some((i.status, i.log_length, s.in_flight.contains_key(&id)));
+            *seen2.borrow_mut() = Some((
+                i.status,
+                s.journaled_log_length(id),
+                s.in_flight.contains_key(&id),
+            ));
         }
     }));
     w.confirm(owner(), id, &d).unwrap();

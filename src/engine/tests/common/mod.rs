@@ -141,7 +141,10 @@ pub fn err(case: &str, payload: IDLValue) -> Script {
 
 /// The result types of icrc1_transfer, to encode scripted replies exactly.
 fn transfer_result_bytes(v: &IDLValue) -> Vec<u8> {
-    let form = tool_host_core::packs::pack("icrc1").unwrap();
+    thread_local! {
+        static FORM: tool_host_core::plan::FormRef = tool_host_core::packs::pack("icrc1").unwrap();
+    }
+    let form = FORM.with(|f| f.clone());
     let m = &form.form.methods["icrc1_transfer"];
     let env = tool_host_core::candid_types::type_env(&form.form);
     IDLArgs::new(std::slice::from_ref(v))

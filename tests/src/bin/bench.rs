@@ -1,0 +1,293 @@
+//! Instructions per operation on the real canister wasm: `cargo run --release -p tool-host-tests --bin bench`.
+//! Runs on the local IC host, and on PocketIC when `POCKET_IC_BIN` names a server (figures that
+//! PocketIC cannot give are printed as such). The table goes into docs/perf.md.
+
+use candid::{Nat, Principal};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+use test_ledger::types as lt;
+use tool_host_tests::backend::{Backend, BackendError, BackendExt, InstallMode};
+use tool_host_tests::check::{ApiOk, Check, Fail};
+use tool_host_tests::clients::InitArgs;
+use tool_host_tests::local::LocalBackend;
+use tool_host_tests::pocketic::{PocketIcBackend, SERVER_ENV};
+use tool_host_tests::wasm::{self, Canister};
+use tool_host_tests::world::{account, World, DECIMALS, FEE, SYMBOL};
+
+/// Goals (docs/perf.md).
+const GOAL_PREPARE: u64 = 1_000_000;
+const GOAL_CONFIRM: u64 = 500_000;
+const GOAL_LIST_TOOLS: u64 = 20_000_000;
+
+struct Row {
+    what: String,
+    value: String,
+    goal: String,
+}
+
+fn row(rows: &mut Vec<Row>, what: &str, value: impl Into<String>, goal: &str) {
+    let value = value.into();
+    println!("  {what}: {value}");
+    rows.push(Row {
+        what: what.into(),
+        value,
+        goal: goal.into(),
+    });
+}
+
+fn n(x: u64) -> String {
+    let s = x.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push('\u{202f}');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn measured(r: Result<u64, BackendError>) -> Check<Option<u64>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(BackendError::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn show(v: Option<u64>) -> String {
+    v.map(n).unwrap_or_else(|| "n/a on this backend".into())
+}
+
+/// The tool host built with its `bench` feature (adds `bench_fill`), for the upgrade figures.
+fn bench_wasm() -> Result<Vec<u8>, String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = wasm::build_dir().join("bench");
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            "tool_host",
+            "--features",
+            "bench",
+        ])
+        .env("CARGO_TARGET_DIR", &target)
+        .current_dir(&root)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !status.success() {
+        return Err("building the bench wasm failed".into());
+    }
+    std::fs::read(target.join("wasm32-unknown-unknown/release/tool_host.wasm"))
+        .map_err(|e| e.to_string())
+}
+
+fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
+    let mut w = World::deploy(b)?;
+    let (host, ledger, c) = (w.host.0, w.ledger.0, w.p.controller);
+    // Nine more ledgers: ICRC-1 + ICRC-2 on ten canisters.
+    let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
+    for i in 1..10 {
+        let l = w.b.create_canister(&[c])?;
+        let init = lt::InitArgs {
+            name: format!("Token {i}"),
+            symbol: format!("TK{i}"),
+            decimals: DECIMALS,
+            fee: Nat::from(FEE),
+            minting_account: account(w.p.minter),
+            initial_balances: vec![],
+        };
+        w.b.install(
+            l,
+            ledger_wasm,
+            candid::encode_args((init,)).expect("encodes"),
+            InstallMode::Install,
+            c,
+        )?;
+        w.host
+            .register_canister(
+                w.b.as_mut(),
+                c,
+                l,
+                Some(&format!("TK{i}")),
+                &["icrc1", "icrc2"],
+            )?
+            .ok_or_fail("register_canister")?;
+    }
+    let defs = w.host.list_tools(w.b.as_mut(), Principal::anonymous())?;
+    let list = measured(w.b.last_instructions())?;
+    row(
+        rows,
+        &format!(
+            "list tools: ICRC-1 + ICRC-2 on 10 ledgers ({} bytes of JSON)",
+            defs.len()
+        ),
+        show(list),
+        &format!("≤ {}", n(GOAL_LIST_TOOLS)),
+    );
+
+    let before = measured(w.b.canister_instructions(host))?;
+    let p = w.prepare_transfer(&format!("1 {SYMBOL}"))?;
+    let prepare = measured(w.b.canister_instructions(host))?
+        .zip(before)
+        .map(|(a, b)| a - b);
+    row(
+        rows,
+        "prepare a transfer (prepare_icrc1_transfer)",
+        show(prepare),
+        &format!("≤ {}", n(GOAL_PREPARE)),
+    );
+
+    let (h0, l0) = (
+        measured(w.b.canister_instructions(host))?,
+        measured(w.b.canister_instructions(ledger))?,
+    );
+    let r = w.confirm_ok(p.id, &p.digest)?;
+    if r.outcome.as_deref() != Some("success") {
+        return Err(Fail::Failed(format!("confirm: {}", r.content)));
+    }
+    let (h1, l1) = (
+        measured(w.b.canister_instructions(host))?,
+        measured(w.b.canister_instructions(ledger))?,
+    );
+    let confirm = h1.zip(h0).map(|(a, b)| a - b);
+    row(
+        rows,
+        "confirm and send, the tool host's own (3 executions: confirm, log length, reply)",
+        show(confirm),
+        &format!("≤ {}", n(GOAL_CONFIRM)),
+    );
+    row(
+        rows,
+        "  the ledger's share of the same confirm (log length + transfer)",
+        show(l1.zip(l0).map(|(a, b)| a - b)),
+        "",
+    );
+
+    // An unknown outcome (the ledger rejects with code 4 without executing), then the timer's
+    // reconciliation: a fresh call, a scan from the journaled log length, absent.
+    let p = w.prepare_transfer(&format!("2 {SYMBOL}"))?;
+    w.fault("icrc1_transfer", lt::Fault::Reject("bench".into()))?;
+    let r = w.confirm_ok(p.id, &p.digest)?;
+    if r.outcome.as_deref() != Some("unknown") {
+        return Err(Fail::Failed(format!("expected unknown: {}", r.content)));
+    }
+    let delay = w.limits()?.reconcile_delay_seconds;
+    w.b.advance_time(Duration::from_secs(delay + 1));
+    let t0 = measured(w.b.canister_instructions(host))?;
+    w.b.run_until_quiet(1_000)?;
+    let t1 = measured(w.b.canister_instructions(host))?;
+    let settled = w.intent(p.id)?;
+    if settled.status != "settled" {
+        return Err(Fail::Failed(format!(
+            "the reconciliation did not settle the intent: {settled:?}"
+        )));
+    }
+    row(
+        rows,
+        "a reconcile tick (one unknown intent: fresh call, scan, settle)",
+        show(t1.zip(t0).map(|(a, b)| a - b)),
+        "",
+    );
+    Ok(())
+}
+
+fn upgrades(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
+    let bench = bench_wasm().map_err(Fail::Failed)?;
+    let real = wasm::wasm(Canister::ToolHost)
+        .map_err(Fail::Failed)?
+        .to_vec();
+    let mut w = World::deploy_with(b, &bench)?;
+    let (host, c) = (w.host.0, w.p.controller);
+    let p = w.prepare_transfer(&format!("1 {SYMBOL}"))?;
+    w.confirm_ok(p.id, &p.digest)?;
+    let upgrade_arg = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    let mut filled = 0u64;
+    let mut first_bytes = None;
+    for target in [0u64, 10_000, 100_000] {
+        let t = Instant::now();
+        while filled < target {
+            let batch = (target - filled).min(5_000);
+            let _: (u64,) = w.b.update_typed(host, c, "bench_fill", (p.id, batch))?;
+            filled += batch;
+        }
+        let fill_time = t.elapsed();
+        let stats = w.stats()?;
+        w.b.install(host, &real, upgrade_arg.clone(), InstallMode::Upgrade, c)?;
+        let cost = measured(w.b.last_instructions())?;
+        row(
+            rows,
+            &format!("upgrade holding {} intents", n(target)),
+            show(cost),
+            "the same for 0 and 100 000",
+        );
+        println!(
+            "    ({} intents, {} stable bytes; filled in {fill_time:?})",
+            stats.intents,
+            n(stats.stable_bytes)
+        );
+        if target == 0 {
+            first_bytes = Some(stats.stable_bytes);
+        } else if target == 100_000 {
+            let per = (stats.stable_bytes - first_bytes.unwrap_or(0)) / target;
+            row(
+                rows,
+                "stable-memory bytes per intent (settled transfer, with its indexes)",
+                n(per),
+                "",
+            );
+        }
+        // Back to the bench build to keep filling.
+        w.b.install(host, &bench, upgrade_arg.clone(), InstallMode::Upgrade, c)?;
+    }
+    Ok(())
+}
+
+fn run(name: &str, make: &dyn Fn() -> Result<Box<dyn Backend>, BackendError>) -> Check<Vec<Row>> {
+    println!("== {name}");
+    let mut rows = vec![];
+    flows(make()?, &mut rows)?;
+    upgrades(make()?, &mut rows)?;
+    Ok(rows)
+}
+
+fn main() -> ExitCode {
+    let mut failed = false;
+    let mut tables = vec![];
+    let local = || -> Result<Box<dyn Backend>, BackendError> { Ok(Box::new(LocalBackend::new())) };
+    match run("local IC host (wasmi fuel)", &local) {
+        Ok(rows) => tables.push(("local IC host (wasmi fuel)", rows)),
+        Err(e) => {
+            eprintln!("local: {e}");
+            failed = true;
+        }
+    }
+    if std::env::var_os(SERVER_ENV).is_some() {
+        let pocket =
+            || -> Result<Box<dyn Backend>, BackendError> { Ok(Box::new(PocketIcBackend::new()?)) };
+        match run("PocketIC", &pocket) {
+            Ok(rows) => tables.push(("PocketIC", rows)),
+            Err(e) => {
+                eprintln!("pocketic: {e}");
+                failed = true;
+            }
+        }
+    } else {
+        println!("== PocketIC: not run ({SERVER_ENV} not set)");
+    }
+    for (name, rows) in tables {
+        println!("\n### {name}\n\n| operation | instructions | goal |\n|---|---|---|");
+        for r in rows {
+            println!("| {} | {} | {} |", r.what, r.value, r.goal);
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
