@@ -129,7 +129,9 @@ fn list_tools() -> String {
 #[update]
 async fn call_tool(args: CallToolArgs) -> Result<ToolResult, ApiError> {
     Ic.mark("call_tool: entry");
-    tools::call_tool(&Ic, caller(), args).await
+    let r = tools::call_tool(&Ic, caller(), args).await;
+    Ic.mark("call_tool: returning");
+    r
 }
 
 // Intents and confirmation.

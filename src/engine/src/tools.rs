@@ -228,16 +228,19 @@ async fn prepare<R: Runtime>(
     })?;
     rt.mark("prepare: stored");
     schedule::rearm(rt);
+    rt.mark("prepare: rearmed");
     let mut v = Answer::of(&created);
     v.status = "prepared";
-    Ok(results::ok(
+    let r = results::ok(
         format!(
             "Prepared intent {}: {}. Nothing is sent until the owner confirms it.",
             created.id, created.summary
         ),
         v,
         None,
-    ))
+    );
+    rt.mark("prepare: answered");
+    Ok(r)
 }
 
 /// The answer to preparing an intent that exists: its preview, and its outcome after an unknown one.
