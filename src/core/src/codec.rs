@@ -33,12 +33,20 @@ pub fn decode_reply_with(
     types: &MethodTypes,
     bytes: &[u8],
 ) -> Result<IDLArgs, String> {
+    decode(bytes, types, &types.results)
+        .map_err(|e| format!("the reply of {} does not decode: {e}", plan.method))
+}
+
+/// Decodes with a quota that bounds the work a hostile message can cause.
+fn decode(
+    bytes: &[u8],
+    types: &MethodTypes,
+    list: &[candid::types::Type],
+) -> Result<IDLArgs, candid::Error> {
     let mut config = candid::DecoderConfig::new();
-    // Bound the work a hostile reply can cause while decoding.
     config.set_decoding_quota(10_000_000);
     config.set_skipping_quota(10_000);
-    IDLArgs::from_bytes_with_types_with_config(bytes, &types.env, &types.results, &config)
-        .map_err(|e| format!("the reply of {} does not decode: {e}", plan.method))
+    IDLArgs::from_bytes_with_types_with_config(bytes, &types.env, list, &config)
 }
 
 /// Decodes argument bytes back (for consent messages and display of a stored intent).
@@ -51,8 +59,6 @@ pub fn decode_args_with(
     types: &MethodTypes,
     bytes: &[u8],
 ) -> Result<IDLArgs, String> {
-    let mut config = candid::DecoderConfig::new();
-    config.set_decoding_quota(10_000_000);
-    IDLArgs::from_bytes_with_types_with_config(bytes, &types.env, &types.args, &config)
+    decode(bytes, types, &types.args)
         .map_err(|e| format!("the argument of {} does not decode: {e}", plan.method))
 }

@@ -2,7 +2,7 @@
 //! times in RFC 3339, names beside the values they stand for.
 
 use crate::form::*;
-use crate::plan::{tag_of, value_tag, ToolPlan};
+use crate::plan::{value_tag, ToolPlan};
 use crate::read::value::{value_int, value_uint};
 use crate::read::{Canister, ReadOutput};
 use crate::text::account::{format_account, Account};
@@ -346,9 +346,4 @@ pub fn display_reply(plan: &ToolPlan, reply: &IDLArgs, refs: &BTreeMap<String, V
         1 => shown.into_iter().next().unwrap_or(Value::Null),
         _ => Value::Array(shown),
     }
-}
-
-/// The describe words of a position, for consent messages.
-pub fn describe_of<'a>(form: &'a Form, node: &'a Node) -> Option<&'a String> {
-    tag_of(form, node, |t| t.describe.as_ref())
 }

@@ -2,7 +2,7 @@
 //! admins, limits.
 
 use crate::auth;
-use crate::catalog::{self, target_canister};
+use crate::catalog;
 use crate::errors::*;
 use crate::model::{Limits, StoredForm, Target};
 use crate::runtime::{CallOutcome, Runtime};
@@ -444,8 +444,4 @@ pub fn remove_admin<R: Runtime>(rt: &R, caller: Principal, admin: Principal) -> 
 pub fn list_admins<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<Principal>> {
     auth::admin(rt, &caller)?;
     Ok(rt.with_state(|s| s.admins.keys().collect()))
-}
-
-pub fn canister_of<R: Runtime>(rt: &R, id: &Principal) -> Option<tool_host_core::read::Canister> {
-    rt.with_state(|s| s.targets.get(id).map(|t| target_canister(*id, &t)))
 }

@@ -65,12 +65,7 @@ pub fn ok(
     structured: impl Structured,
     outcome: Option<&str>,
 ) -> ToolResult {
-    ToolResult {
-        content: content.into(),
-        structured: structured.to_json(),
-        is_error: false,
-        outcome: outcome.map(str::to_string),
-    }
+    result(false, content.into(), structured, outcome)
 }
 
 pub fn error(
@@ -78,10 +73,19 @@ pub fn error(
     structured: impl Structured,
     outcome: Option<&str>,
 ) -> ToolResult {
+    result(true, content.into(), structured, outcome)
+}
+
+fn result(
+    is_error: bool,
+    content: String,
+    structured: impl Structured,
+    outcome: Option<&str>,
+) -> ToolResult {
     ToolResult {
-        content: content.into(),
+        content,
         structured: structured.to_json(),
-        is_error: true,
+        is_error,
         outcome: outcome.map(str::to_string),
     }
 }

@@ -2,7 +2,6 @@
 
 use crate::issue::{Code, Fault};
 use num_bigint::BigUint;
-use num_traits::Zero;
 
 /// Characters of amount text read at most; a longer text is refused, not cut.
 pub const MAX_AMOUNT_CHARS: usize = 100;
@@ -156,10 +155,6 @@ fn syntax(t: &str, why: &str) -> Fault {
         Code::Syntax,
         format!("'{t}' is not an amount: {why}; write it as 1.5 or 1.5 SYMBOL"),
     )
-}
-
-pub fn is_zero(n: &BigUint) -> bool {
-    n.is_zero()
 }
 
 #[cfg(test)]
