@@ -19,9 +19,13 @@ impl Default for LocalBackend {
 }
 
 impl LocalBackend {
+    /// Canister output is echoed to stderr when `LOCAL_IC_ECHO` is set (instruction traces,
+    /// debugging a scenario).
     pub fn new() -> Self {
+        let mut ic = LocalIc::new();
+        ic.set_echo_logs(std::env::var_os("LOCAL_IC_ECHO").is_some());
         LocalBackend {
-            ic: LocalIc::new(),
+            ic,
             pending: HashMap::new(),
             next: 0,
         }
