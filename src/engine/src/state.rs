@@ -91,31 +91,109 @@ impl<M: Memory> State<M> {
         self.due.first_key_value().map(|((at, _, _), _)| at)
     }
 
-    /// Writes an intent back, keeping the indexes and counts in step with its status. What it
-    /// was before is read from the small indexes, not by decoding the stored intent.
+    /// Writes an intent, keeping the indexes and counts in step with its status. What it was
+    /// before comes from the map's insert, which decodes the replaced record anyway; so an
+    /// update costs the writes it needs and no lookups.
     pub fn put_intent(&mut self, intent: Intent) {
-        let (owner, id) = (intent.owner, intent.id);
-        let exists = self.owner_intents.contains_key(&(owner, id));
-        let was_open = exists && self.intent_keys.get(&(owner, intent.identity)) == Some(id);
-        let now_final = intent.status.is_final();
-        if !exists {
-            self.owner_intents.insert((owner, id), ());
-            if !now_final {
-                self.intent_keys.insert((owner, intent.identity), id);
-                self.add_open(owner, 1);
+        let (owner, id, identity, status) =
+            (intent.owner, intent.id, intent.identity, intent.status);
+        let before = self
+            .intents
+            .insert(id, intent)
+            .map(|old| (old.status, old.identity));
+        let now_open = !status.is_final();
+        match before {
+            None => {
+                self.owner_intents.insert((owner, id), ());
+                if now_open {
+                    self.intent_keys.insert((owner, identity), id);
+                    self.add_open(owner, 1);
+                }
             }
-        } else if was_open && now_final {
-            self.intent_keys.remove(&(owner, intent.identity));
-            self.add_open(owner, -1);
+            Some((was, old_identity)) => {
+                let was_open = !was.is_final();
+                if was_open && (!now_open || old_identity != identity) {
+                    self.release_key(owner, old_identity, id);
+                }
+                if now_open && (!was_open || old_identity != identity) {
+                    self.intent_keys.insert((owner, identity), id);
+                }
+                match (was_open, now_open) {
+                    (true, false) => self.add_open(owner, -1),
+                    (false, true) => self.add_open(owner, 1),
+                    _ => {}
+                }
+            }
         }
-        if intent.status == Status::InFlight {
-            if !self.in_flight.contains_key(&id) {
-                self.in_flight.insert(id, NO_LOG_LENGTH);
-            }
-        } else {
+        let was_in_flight = matches!(before, Some((Status::InFlight, _)));
+        if status == Status::InFlight && !was_in_flight {
+            self.in_flight.insert(id, NO_LOG_LENGTH);
+        } else if status != Status::InFlight && was_in_flight {
             self.in_flight.remove(&id);
         }
-        self.intents.insert(id, intent);
+    }
+
+    /// Recounts every index from the intents and says where they disagree (tests call it after
+    /// each scenario; it reads every intent, so never on a hot path).
+    pub fn check_indexes(&self) -> Result<(), String> {
+        let mut owners = std::collections::BTreeSet::new();
+        let mut open: std::collections::BTreeMap<Principal, u32> = Default::default();
+        for e in self.intents.iter() {
+            let (id, i) = e.into_pair();
+            owners.insert((i.owner, id));
+            let key = self.intent_keys.get(&(i.owner, i.identity));
+            if !i.status.is_final() {
+                *open.entry(i.owner).or_default() += 1;
+                if key != Some(id) {
+                    return Err(format!("open intent {id}: its identity key names {key:?}"));
+                }
+            }
+            if (i.status == Status::InFlight) != self.in_flight.contains_key(&id) {
+                return Err(format!(
+                    "intent {id} ({:?}): the in-flight journal disagrees",
+                    i.status
+                ));
+            }
+        }
+        let indexed: std::collections::BTreeSet<_> =
+            self.owner_intents.iter().map(|e| *e.key()).collect();
+        if indexed != owners {
+            return Err("the owner index does not list exactly the intents".into());
+        }
+        let counts: std::collections::BTreeMap<_, _> =
+            self.open_counts.iter().map(|e| e.into_pair()).collect();
+        if counts != open {
+            return Err(format!("open counts {counts:?}, recounted {open:?}"));
+        }
+        for e in self.intent_keys.iter() {
+            let ((owner, _), id) = e.into_pair();
+            match self.intents.get(&id) {
+                Some(i) if i.owner == owner && !i.status.is_final() => {}
+                _ => {
+                    return Err(format!(
+                        "an identity key names intent {id}, which is not open"
+                    ))
+                }
+            }
+        }
+        for e in self.in_flight.iter() {
+            if !self.intents.contains_key(e.key()) {
+                return Err(format!(
+                    "the in-flight journal names a missing intent {}",
+                    e.key()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes an identity's key if it still names intent `id`.
+    fn release_key(&mut self, owner: Principal, identity: [u8; 32], id: u64) {
+        if let Some(other) = self.intent_keys.remove(&(owner, identity)) {
+            if other != id {
+                self.intent_keys.insert((owner, identity), other);
+            }
+        }
     }
 
     /// Journals the target's log length of a send in flight (kept beside the intent, so the

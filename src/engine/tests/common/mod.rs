@@ -85,6 +85,17 @@ pub struct Ledger {
 /// A look at the state from inside a send's await.
 pub type DuringCall = Box<dyn Fn(&State<VectorMemory>)>;
 
+/// Every scenario ends with the intent indexes checked against the intents.
+impl Drop for World {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            if let Err(e) = self.state.borrow().check_indexes() {
+                panic!("the intent indexes disagree with the intents: {e}");
+            }
+        }
+    }
+}
+
 pub struct World {
     pub state: RefCell<State<VectorMemory>>,
     pub memory: VectorMemory,
