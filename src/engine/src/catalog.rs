@@ -22,7 +22,8 @@ pub struct Catalog {
     pub types: BTreeMap<String, Rc<MethodTypes>>,
     pub forms: Vec<FormRef>,
     pub plans: Arc<ToolPlans>,
-    pub canisters: Vec<Canister>,
+    /// Shared, so that a call holds them across its awaits without a copy.
+    pub canisters: Rc<Vec<Canister>>,
     /// `list_tools`'s answer, serialized once.
     pub definitions_json: String,
 }
@@ -109,7 +110,7 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
         types,
         forms,
         plans: Arc::new(plans),
-        canisters,
+        canisters: Rc::new(canisters),
         definitions_json,
     }
 }

@@ -76,7 +76,7 @@ async fn read_input<R: Runtime>(
     now: u64,
 ) -> ApiResult<(tool_host_core::read::ReadOutput, Canister)> {
     let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
-    let canisters: Vec<Canister> = rt.with_state(|s| catalog::current(s).canisters.clone());
+    let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
     rt.mark("read_input: canisters");
     // Name sets are read from the canister the input names, only for plans that use them.
     let sets = names::sets_of(plan);
@@ -100,8 +100,9 @@ async fn read_input<R: Runtime>(
     let out = read_tool_input_text(plan, input, &ctx).map_err(input_err)?;
     rt.mark("read_input: read");
     let canister = canisters
-        .into_iter()
+        .iter()
         .find(|c| c.id == out.canister)
+        .cloned()
         .ok_or_else(|| err(NOT_FOUND, "the canister is gone"))?;
     Ok((out, canister))
 }
