@@ -106,6 +106,9 @@ pub struct MethodTypes {
     pub env: TypeEnv,
     pub args: Vec<Type>,
     pub results: Vec<Type>,
+    /// The header `candid` writes for the arguments (it depends on the types only), kept from
+    /// the first encoding so that later ones write only values ([`crate::codec`]).
+    pub args_header: std::cell::OnceCell<(Vec<u8>, crate::wire::Table)>,
 }
 
 impl MethodTypes {
@@ -123,7 +126,12 @@ impl MethodTypes {
         for (name, t) in c.defs {
             env.0.insert(name, t);
         }
-        MethodTypes { env, args, results }
+        MethodTypes {
+            env,
+            args,
+            results,
+            args_header: Default::default(),
+        }
     }
 }
 

@@ -9,7 +9,8 @@ pub fn method_types(plan: &ToolPlan) -> MethodTypes {
     MethodTypes::of(&plan.form.form, plan.method_def())
 }
 
-/// Encodes the argument tuple with the method's argument types: the bytes that are sent.
+/// Encodes the argument tuple with the method's argument types: the bytes that are sent. After
+/// the first encoding, only the values are written (the header is kept in `types`).
 pub fn encode_args(plan: &ToolPlan, args: &IDLArgs) -> Result<Vec<u8>, String> {
     encode_args_with(plan, &method_types(plan), args)
 }
@@ -19,8 +20,22 @@ pub fn encode_args_with(
     types: &MethodTypes,
     args: &IDLArgs,
 ) -> Result<Vec<u8>, String> {
-    args.to_bytes_with_types(&types.env, &types.args)
-        .map_err(|e| format!("the arguments of {} do not encode: {e}", plan.method))
+    if let Some((header, table)) = types.args_header.get() {
+        if let Some(bytes) = crate::wire::encode_with_header(header, table, args) {
+            return Ok(bytes);
+        }
+    }
+    let bytes = args
+        .to_bytes_with_types(&types.env, &types.args)
+        .map_err(|e| format!("the arguments of {} do not encode: {e}", plan.method))?;
+    if types.args_header.get().is_none() {
+        if let Some((table, r)) = crate::wire::parse(&bytes) {
+            let _ = types
+                .args_header
+                .set((bytes[..r.position()].to_vec(), table));
+        }
+    }
+    Ok(bytes)
 }
 
 /// Decodes a reply with the method's result types; a reply that does not decode is an unknown outcome.
@@ -37,12 +52,16 @@ pub fn decode_reply_with(
         .map_err(|e| format!("the reply of {} does not decode: {e}", plan.method))
 }
 
-/// Decodes with a quota that bounds the work a hostile message can cause.
+/// Decodes on the wire fast path when the message has the expected types, else with `candid`
+/// and a quota that bounds the work a hostile message can cause.
 fn decode(
     bytes: &[u8],
     types: &MethodTypes,
     list: &[candid::types::Type],
 ) -> Result<IDLArgs, candid::Error> {
+    if let Some(args) = crate::wire::decode_with_types(bytes, &types.env, list) {
+        return Ok(args);
+    }
     let mut config = candid::DecoderConfig::new();
     config.set_decoding_quota(10_000_000);
     config.set_skipping_quota(10_000);

@@ -13,3 +13,4 @@ pub mod plan;
 pub mod read;
 pub mod schema;
 pub mod text;
+pub mod wire;

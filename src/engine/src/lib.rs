@@ -9,6 +9,7 @@ pub mod consent;
 pub mod errors;
 pub mod lifecycle;
 pub mod memory;
+pub mod messages;
 pub mod model;
 pub mod names;
 pub mod outcome;

@@ -157,6 +157,9 @@ pub async fn read_log_length<R: Runtime>(
         .await
     {
         CallOutcome::Replied(bytes) => {
+            if let Some(n) = crate::messages::log_length(&bytes) {
+                return Ok(n);
+            }
             let mut config = candid::DecoderConfig::new();
             config
                 .set_decoding_quota(1_000_000)

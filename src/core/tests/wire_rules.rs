@@ -1,0 +1,289 @@
+//! The wire fast path reads every reply and argument of the ICRC packs exactly as `candid`
+//! does: random values of each method's types, encoded by `candid`, decode to the same
+//! `IDLArgs` both ways; mutated bytes either decode the same both ways or go to `candid`.
+
+use candid::types::value::{IDLField, IDLValue, VariantValue};
+use candid::types::{Type, TypeEnv, TypeInner};
+use candid::{IDLArgs, Int, Nat, Principal};
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use tool_host_core::candid_types::MethodTypes;
+use tool_host_core::packs::pack;
+use tool_host_core::wire::{decode_with_types, encode_with_header, header_of, parse};
+
+/// Every method's argument and result types in the two packs.
+fn method_types() -> Vec<(String, MethodTypes)> {
+    let mut out = vec![];
+    for name in ["icrc1", "icrc2"] {
+        let form = pack(name).expect("pack");
+        for (m, def) in &form.form.methods {
+            out.push((m.clone(), MethodTypes::of(&form.form, def)));
+        }
+    }
+    out
+}
+
+/// SplitMix64: enough randomness for values, reproducible from a seed.
+struct Rng(u64);
+
+impl Rng {
+    fn u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.u64() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.u64() % 100 < percent
+    }
+    fn text(&mut self) -> String {
+        let n = self.below(12);
+        (0..n)
+            .map(|_| char::from_u32((self.u64() % 0x11_0000) as u32).unwrap_or('x'))
+            .collect()
+    }
+}
+
+/// A random value of type `t`.
+fn any_value(env: &TypeEnv, t: &Type, rng: &mut Rng, depth: usize) -> IDLValue {
+    let t = match t.as_ref() {
+        TypeInner::Var(id) => env.rec_find_type(id).expect("closed type").clone(),
+        _ => t.clone(),
+    };
+    match t.as_ref() {
+        TypeInner::Null => IDLValue::Null,
+        TypeInner::Bool => IDLValue::Bool(rng.chance(50)),
+        TypeInner::Nat => IDLValue::Nat(match rng.below(3) {
+            0 => Nat::from(rng.u64() as u8),
+            1 => Nat::from(rng.u64()),
+            _ => Nat::from(u128::from(rng.u64()) << 64 | u128::from(rng.u64())),
+        }),
+        TypeInner::Int => IDLValue::Int(Int::from(rng.u64() as i64)),
+        TypeInner::Nat8 => IDLValue::Nat8(rng.u64() as u8),
+        TypeInner::Nat16 => IDLValue::Nat16(rng.u64() as u16),
+        TypeInner::Nat32 => IDLValue::Nat32(rng.u64() as u32),
+        TypeInner::Nat64 => IDLValue::Nat64(rng.u64()),
+        TypeInner::Int8 => IDLValue::Int8(rng.u64() as i8),
+        TypeInner::Int16 => IDLValue::Int16(rng.u64() as i16),
+        TypeInner::Int32 => IDLValue::Int32(rng.u64() as i32),
+        TypeInner::Int64 => IDLValue::Int64(rng.u64() as i64),
+        TypeInner::Float32 => IDLValue::Float32(rng.u64() as u32 as f32),
+        TypeInner::Float64 => IDLValue::Float64(rng.u64() as f64),
+        TypeInner::Text => IDLValue::Text(rng.text()),
+        TypeInner::Reserved => IDLValue::Reserved,
+        TypeInner::Principal => {
+            let n = rng.below(30);
+            let b: Vec<u8> = (0..n).map(|_| rng.u64() as u8).collect();
+            IDLValue::Principal(Principal::from_slice(&b))
+        }
+        TypeInner::Opt(inner) => {
+            if depth > 4 || rng.chance(40) {
+                IDLValue::None
+            } else {
+                IDLValue::Opt(Box::new(any_value(env, inner, rng, depth + 1)))
+            }
+        }
+        TypeInner::Vec(inner) => {
+            let n = if depth > 4 { 0 } else { rng.below(4) };
+            let items: Vec<IDLValue> = (0..n)
+                .map(|_| any_value(env, inner, rng, depth + 1))
+                .collect();
+            let bytes = matches!(
+                env.trace_type(inner).map(|t| t.as_ref().clone()),
+                Ok(TypeInner::Nat8)
+            );
+            if bytes {
+                IDLValue::Blob(
+                    items
+                        .iter()
+                        .map(|v| match v {
+                            IDLValue::Nat8(b) => *b,
+                            _ => 0,
+                        })
+                        .collect(),
+                )
+            } else {
+                IDLValue::Vec(items)
+            }
+        }
+        TypeInner::Record(fields) => IDLValue::Record(
+            fields
+                .iter()
+                .map(|f| IDLField {
+                    id: (*f.id).clone(),
+                    val: any_value(env, &f.ty, rng, depth + 1),
+                })
+                .collect(),
+        ),
+        TypeInner::Variant(cases) => {
+            // Deep recursive types (ICRC-3 values) end in their first leaf case.
+            let j = if depth > 4 {
+                cases
+                    .iter()
+                    .position(|c| {
+                        !matches!(
+                            env.trace_type(&c.ty).map(|t| t.as_ref().clone()),
+                            Ok(TypeInner::Vec(_) | TypeInner::Record(_) | TypeInner::Variant(_))
+                        )
+                    })
+                    .unwrap_or(0)
+            } else {
+                rng.below(cases.len())
+            };
+            let f = &cases[j];
+            IDLValue::Variant(VariantValue(
+                Box::new(IDLField {
+                    id: (*f.id).clone(),
+                    val: any_value(env, &f.ty, rng, depth + 1),
+                }),
+                j as u64,
+            ))
+        }
+        other => panic!("no generator for {other:?}"),
+    }
+}
+
+fn candid_decode(bytes: &[u8], env: &TypeEnv, types: &[Type]) -> Option<IDLArgs> {
+    IDLArgs::from_bytes_with_types(bytes, env, types).ok()
+}
+
+#[test]
+fn every_pack_method_reads_as_candid_reads_it() {
+    let mut rng = Rng(7);
+    let mut fast = 0;
+    let mut total = 0;
+    for (method, mt) in method_types() {
+        for list in [&mt.args, &mt.results] {
+            for _ in 0..200 {
+                let args = IDLArgs {
+                    args: list
+                        .iter()
+                        .map(|t| any_value(&mt.env, t, &mut rng, 0))
+                        .collect(),
+                };
+                let bytes = args
+                    .to_bytes_with_types(&mt.env, list)
+                    .unwrap_or_else(|e| panic!("{method}: {e}"));
+                let want = candid_decode(&bytes, &mt.env, list).expect("candid reads its own");
+                total += 1;
+                if let Some(got) = decode_with_types(&bytes, &mt.env, list) {
+                    fast += 1;
+                    assert_eq!(got, want, "{method}: {args}");
+                }
+            }
+        }
+    }
+    // Values over 64 bits (`nat` up to u128) go to candid; everything else is read fast.
+    assert!(
+        fast * 10 >= total * 6,
+        "only {fast} of {total} on the fast path"
+    );
+}
+
+#[test]
+fn every_pack_method_encodes_as_candid_encodes_it() {
+    let mut rng = Rng(11);
+    for (method, mt) in method_types() {
+        for list in [&mt.args, &mt.results] {
+            let mut header: Option<(Vec<u8>, _)> = None;
+            for _ in 0..200 {
+                let args = IDLArgs {
+                    args: list
+                        .iter()
+                        .map(|t| any_value(&mt.env, t, &mut rng, 0))
+                        .collect(),
+                };
+                let want = args.to_bytes_with_types(&mt.env, list).unwrap();
+                match &header {
+                    None => {
+                        let (table, _) = parse(&want).unwrap();
+                        header = Some((header_of(&want).unwrap().to_vec(), table));
+                    }
+                    Some((h, table)) => {
+                        let got = encode_with_header(h, table, &args)
+                            .unwrap_or_else(|| panic!("{method}: not encoded: {args}"));
+                        assert_eq!(got, want, "{method}: {args}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_value_without_its_type_goes_to_candid() {
+    let (_, mt) = method_types()
+        .into_iter()
+        .find(|(m, _)| m == "icrc1_balance_of")
+        .unwrap();
+    let args = IDLArgs {
+        args: mt
+            .args
+            .iter()
+            .map(|t| any_value(&mt.env, t, &mut Rng(3), 0))
+            .collect(),
+    };
+    let bytes = args.to_bytes_with_types(&mt.env, &mt.args).unwrap();
+    let (table, _) = parse(&bytes).unwrap();
+    let header = header_of(&bytes).unwrap();
+    for wrong in [
+        IDLArgs { args: vec![] },
+        IDLArgs {
+            args: vec![IDLValue::Text("x".into())],
+        },
+        IDLArgs {
+            args: vec![IDLValue::Record(vec![])],
+        },
+    ] {
+        assert_eq!(encode_with_header(header, &table, &wrong), None);
+    }
+}
+
+proptest! {
+    #![proptest_config(Config::with_cases(2000))]
+    #[test]
+    fn mutated_replies_read_as_candid_reads_them_or_go_to_it(
+        which in any::<prop::sample::Index>(),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+        seed in any::<u64>(),
+    ) {
+        let all = method_types();
+        let (method, mt) = &all[which.index(all.len())];
+        let mut rng = Rng(seed);
+        let args = IDLArgs {
+            args: mt.results.iter().map(|t| any_value(&mt.env, t, &mut rng, 0)).collect(),
+        };
+        let mut bytes = args.to_bytes_with_types(&mt.env, &mt.results).unwrap();
+        let i = at.index(bytes.len());
+        bytes[i] = byte;
+        if let Some(got) = decode_with_types(&bytes, &mt.env, &mt.results) {
+            prop_assert_eq!(Some(got), candid_decode(&bytes, &mt.env, &mt.results), "{}", method);
+        }
+    }
+}
+
+#[test]
+fn other_types_go_to_candid() {
+    let (_, mt) = method_types()
+        .into_iter()
+        .find(|(m, _)| m == "icrc1_balance_of")
+        .unwrap();
+    // `icrc1_balance_of` answers a `nat`; a `nat64` on the wire is not the expected type.
+    let bytes = candid::encode_one(5u64).unwrap();
+    assert_eq!(decode_with_types(&bytes, &mt.env, &mt.results), None);
+    // A `nat` over 64 bits.
+    let big = candid::encode_one(Nat::from(u128::MAX)).unwrap();
+    assert_eq!(decode_with_types(&big, &mt.env, &mt.results), None);
+    assert!(candid_decode(&big, &mt.env, &mt.results).is_some());
+    // Fine.
+    let ok = candid::encode_one(Nat::from(7u8)).unwrap();
+    assert_eq!(
+        decode_with_types(&ok, &mt.env, &mt.results),
+        candid_decode(&ok, &mt.env, &mt.results)
+    );
+}
