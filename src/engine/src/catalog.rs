@@ -24,6 +24,8 @@ pub struct Catalog {
     pub plans: Arc<ToolPlans>,
     /// Shared, so that a call holds them across its awaits without a copy.
     pub canisters: Rc<Vec<Canister>>,
+    /// The targets that keep an ICRC-3 log (a send journals their log length first).
+    pub icrc3: std::collections::BTreeSet<Principal>,
     /// `list_tools`'s answer, serialized once.
     pub definitions_json: String,
 }
@@ -84,11 +86,15 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
             });
         }
     }
+    let mut icrc3 = std::collections::BTreeSet::new();
     let canisters: Vec<Canister> = state
         .targets
         .iter()
         .map(|e| {
             let (id, t) = e.into_pair();
+            if t.icrc3 {
+                icrc3.insert(id);
+            }
             target_canister(id, &t)
         })
         .collect();
@@ -111,6 +117,7 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
         forms,
         plans: Arc::new(plans),
         canisters: Rc::new(canisters),
+        icrc3,
         definitions_json,
     }
 }

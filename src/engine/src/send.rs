@@ -79,7 +79,7 @@ pub async fn send<R: Runtime>(
         }
         let cat = catalog::current(s);
         let tool = cat.tool(&i.tool).ok_or_else(|| err(NOT_FOUND, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
-        let journal = i.has_stamp() && s.targets.get(&i.canister).is_some_and(|t| t.icrc3);
+        let journal = i.has_stamp() && cat.icrc3.contains(&i.canister);
         i.before_send = Some(i.status);
         i.status = Status::InFlight;
         i.confirm_requested_at = None;
@@ -116,13 +116,13 @@ pub async fn send<R: Runtime>(
     }
     let reply = rt.call(p.canister, &p.method, p.arg, p.timeout).await;
     rt.mark("confirm: replied");
-    let refs = rt.with_state(|s| {
-        catalog::current(s)
+    let result = rt.with_state(|s| {
+        let no_refs = Default::default();
+        let refs = catalog::current(s)
             .canister(&p.canister)
-            .map(|c| c.refs.clone())
-            .unwrap_or_default()
+            .map_or(&no_refs, |c| &c.refs);
+        classify(&p.tool, reply, refs)
     });
-    let result = classify(&p.tool, reply, &refs);
     rt.mark("confirm: classified");
     let answer = finish(rt, id, &p.tool, result);
     rt.mark("confirm: finished");
@@ -225,7 +225,6 @@ fn finish<R: Runtime>(rt: &R, id: u64, tool: &catalog::ToolRef, result: SendResu
             let finding = i.finding.clone();
             settle(s, &mut i, now, &word, finding);
         }
-        s.put_intent(i.clone());
         let outcome_word = i.outcome.clone().unwrap_or_else(|| word.to_string());
         let mut v = Answer::of(&i);
         v.outcome = Some(&outcome_word);
@@ -237,11 +236,13 @@ fn finish<R: Runtime>(rt: &R, id: u64, tool: &catalog::ToolRef, result: SendResu
             w => format!("Intent {id}: {w} ({}): {}", i.status.as_str(), i.summary),
         };
         let failed = matches!(outcome_word.as_str(), "fail" | "fix_input" | "unknown" | "reconcile" | "not_executed");
-        if failed {
+        let answer = if failed {
             results::error(text, v, Some(&outcome_word))
         } else {
             results::ok(text, v, Some(&outcome_word))
-        }
+        };
+        s.put_intent(i);
+        answer
     });
     schedule::rearm(rt);
     answer
