@@ -53,7 +53,7 @@ impl Display<'_> {
             IDLValue::Bool(b) => json!(b),
             IDLValue::Text(s) => json!(s),
             IDLValue::Principal(p) | IDLValue::Service(p) => json!(p.to_text()),
-            IDLValue::Blob(b) => json!(hex::encode(b)),
+            IDLValue::Blob(b) => json!(crate::text::bytes::to_hex(b)),
             IDLValue::Float32(f) => json!(f),
             IDLValue::Float64(f) => json!(f),
             IDLValue::Nat8(x) => json!(x),
@@ -74,7 +74,7 @@ impl Display<'_> {
                         .iter()
                         .map(|i| if let IDLValue::Nat8(b) = i { *b } else { 0 })
                         .collect();
-                    return json!(hex::encode(bytes));
+                    return json!(crate::text::bytes::to_hex(bytes));
                 }
                 Value::Array(
                     items
@@ -189,7 +189,7 @@ impl Display<'_> {
                 };
                 Some(format_account(&Account { owner, subaccount }))
             }
-            ValueTag::Subaccount => blob_of(v).map(hex::encode),
+            ValueTag::Subaccount => blob_of(v).map(crate::text::bytes::to_hex),
             ValueTag::Timestamp { unit } => {
                 let n = value_int(v)?;
                 let ns = i128::try_from(n).ok()?.checked_mul(unit.nanos() as i128)?;
@@ -241,7 +241,7 @@ fn untyped(v: &IDLValue) -> Value {
         IDLValue::Text(s) => json!(s),
         IDLValue::Bool(b) => json!(b),
         IDLValue::Principal(p) => json!(p.to_text()),
-        IDLValue::Blob(b) => json!(hex::encode(b)),
+        IDLValue::Blob(b) => json!(crate::text::bytes::to_hex(b)),
         other => json!(other.to_string()),
     }
 }
@@ -296,7 +296,7 @@ pub fn preview(
         title: plan.title.clone(),
         effect: (&plan.effect).into(),
         arguments: display_args(plan, &out.args, &canister.refs, &out.names_used),
-        arg_hex: hex::encode(arg_bytes),
+        arg_hex: crate::text::bytes::to_hex(arg_bytes),
     }
 }
 

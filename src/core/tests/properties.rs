@@ -27,6 +27,18 @@ proptest! {
     }
 
     #[test]
+    fn amounts_over_128_bits_round_trip(decimals in 0u8..=38, high in any::<u64>(), low in any::<u128>()) {
+        let n = (BigUint::from(high) << 128u32) + BigUint::from(low);
+        let text = format_amount(&n, decimals);
+        prop_assert_eq!(parse_amount(&text, decimals, None).unwrap(), n);
+    }
+
+    #[test]
+    fn hex_text_is_the_hex_crates(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        prop_assert_eq!(tool_host_core::text::bytes::to_hex(&bytes), hex::encode(&bytes));
+    }
+
+    #[test]
     fn amount_values_round_trip(decimals in 0u8..=18, int in 0u64..1_000_000_000, frac in proptest::collection::vec(0u8..10, 0..=18)) {
         let frac: String = frac.iter().take(decimals as usize).map(|d| char::from(b'0' + d)).collect();
         let text = if frac.is_empty() { int.to_string() } else { format!("{int}.{frac}") };

@@ -267,7 +267,10 @@ fn fields_of(i: &Intent) -> Vec<(String, String)> {
         },
     ));
     out.push(("Intent".into(), i.id.to_string()));
-    out.push(("Digest".into(), hex::encode(i.digest)));
+    out.push((
+        "Digest".into(),
+        tool_host_core::text::bytes::to_hex(i.digest),
+    ));
     out
 }
 

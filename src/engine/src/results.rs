@@ -112,7 +112,7 @@ impl<'a> Answer<'a> {
             intent_id: i.id.to_string(),
             status: i.status.as_str(),
             preview: &i.preview_json,
-            digest: hex::encode(i.digest),
+            digest: tool_host_core::text::bytes::to_hex(i.digest),
             outcome: i.outcome.as_deref(),
             earlier_outcome: None,
             finding: i.finding.as_deref(),

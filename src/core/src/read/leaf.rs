@@ -174,7 +174,10 @@ impl LeafRead<'_, '_> {
             }
             Reader::Subaccount => {
                 let sub = account::parse_subaccount(s)?;
-                Ok((IDLValue::Blob(sub.to_vec()), hex::encode(sub)))
+                Ok((
+                    IDLValue::Blob(sub.to_vec()),
+                    crate::text::bytes::to_hex(sub),
+                ))
             }
             Reader::Principal => {
                 let p = principal::parse_principal(s)?;
@@ -220,7 +223,7 @@ impl LeafRead<'_, '_> {
             }
             Reader::Blob { range } => {
                 let b = bytes::parse_hex(s, range.as_ref())?;
-                let canon = hex::encode(&b);
+                let canon = crate::text::bytes::to_hex(&b);
                 Ok((IDLValue::Blob(b), canon))
             }
             _ => Err(Fault::new(Code::Type, "this input is JSON, not text")),

@@ -39,7 +39,7 @@ pub fn format_account(a: &Account) -> String {
         return a.owner.to_text();
     }
     let sub = a.effective_subaccount();
-    let hex = hex::encode(sub);
+    let hex = crate::text::bytes::to_hex(sub);
     let trimmed = hex.trim_start_matches('0');
     format!(
         "{}-{}.{}",

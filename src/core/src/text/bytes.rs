@@ -52,6 +52,19 @@ pub fn check_len(len: usize, range: Option<&RangeTag>, unit: &str) -> Result<(),
     Ok(())
 }
 
+/// Lower-case hex of `bytes`, written through a table (`hex::encode` builds the text one `char`
+/// at a time, several times slower in a canister, and previews write the whole argument).
+pub fn to_hex(bytes: impl AsRef<[u8]>) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let bytes = bytes.as_ref();
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 0x0f)]);
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
