@@ -124,23 +124,22 @@ impl<'a> Answer<'a> {
 
 /// The title and the intent's main arguments in one line, for `content` (made once, at preparation).
 pub fn summary(preview: &tool_host_core::display::Preview) -> String {
-    let title = preview.title.clone();
-    match Some(&preview.arguments) {
-        Some(Value::Object(args)) => {
-            let shown: Vec<String> = ["amount", "to", "spender"]
-                .iter()
-                .filter_map(|k| {
-                    args.get(*k)
-                        .and_then(Value::as_str)
-                        .map(|v| format!("{k} {v}"))
-                })
-                .collect();
-            if shown.is_empty() {
-                title
-            } else {
-                format!("{title} ({})", shown.join(", "))
+    // Pushed piece by piece: it is made for every prepared intent, and `format!` costs more.
+    let mut out = preview.title.clone();
+    if let Value::Object(args) = &preview.arguments {
+        let mut first = true;
+        for k in ["amount", "to", "spender"] {
+            if let Some(v) = args.get(k).and_then(Value::as_str) {
+                out.push_str(if first { " (" } else { ", " });
+                out.push_str(k);
+                out.push(' ');
+                out.push_str(v);
+                first = false;
             }
         }
-        _ => title,
+        if !first {
+            out.push(')');
+        }
     }
+    out
 }

@@ -72,7 +72,10 @@ fn expire<R: Runtime>(rt: &R, id: u64) {
     let now = rt.now();
     rt.with_state(|s| {
         if let Some(mut i) = s.intents.get(&id) {
-            if i.status == Status::Open && now >= i.expires_at {
+            if i.status.is_final() {
+                // Settled before its expiry: its prune was left to this task.
+                crate::send::schedule_prune(s, &i);
+            } else if i.status == Status::Open && now >= i.expires_at {
                 settle(
                     s,
                     &mut i,
@@ -92,11 +95,18 @@ fn prune<R: Runtime>(rt: &R, id: u64) {
     rt.with_state(|s| {
         let retention = s.limits().retention_seconds.saturating_mul(1_000_000_000);
         if let Some(i) = s.intents.get(&id) {
-            if i.status.is_final()
-                && i.settled_at
-                    .is_some_and(|t| now >= t.saturating_add(retention))
-            {
+            if !i.status.is_final() {
+                return;
+            }
+            let due = i
+                .settled_at
+                .unwrap_or(i.updated_at)
+                .saturating_add(retention);
+            if now >= due {
                 s.remove_intent(id);
+            } else {
+                // The retention period grew since: wait for the new one.
+                crate::send::schedule_prune(s, &i);
             }
         }
     });

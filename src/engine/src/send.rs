@@ -265,8 +265,18 @@ pub fn settle<M: Memory>(
     }
     i.settled_at = Some(now);
     i.updated_at = now;
+    // Before its preview's expiry an intent's EXPIRE task is still due, and schedules the prune
+    // when it runs (schedule.rs): a send settling in time writes no task of its own.
+    if now >= i.expires_at {
+        schedule_prune(s, i);
+    }
+}
+
+/// The task that removes a settled intent once the retention period has passed.
+pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent) {
     let retention = s.limits().retention_seconds.saturating_mul(1_000_000_000);
-    s.schedule(now.saturating_add(retention), task::PRUNE, i.id);
+    let settled = i.settled_at.unwrap_or(i.updated_at);
+    s.schedule(settled.saturating_add(retention), task::PRUNE, i.id);
 }
 
 pub fn schedule_reconcile<M: Memory>(s: &mut State<M>, i: &mut Intent, now: u64) {

@@ -155,3 +155,48 @@ fn timers_are_re_armed_after_an_upgrade() {
     w.run_timers();
     assert_eq!(w.intent(id).status, Status::Done);
 }
+
+#[test]
+fn a_longer_retention_set_after_settling_is_waited_for() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.confirm(owner(), id, &d).unwrap();
+    let l = tool_host_engine::types::Limits {
+        retention_seconds: 60 * 86_400,
+        ..w.state.borrow().limits()
+    };
+    tool_host_engine::registry::set_limits(&*w, controller(), l).unwrap();
+    w.advance(31 * 86_400 * SEC);
+    w.run_timers();
+    assert!(
+        w.state.borrow().intents.get(&id).is_some(),
+        "kept: 60 days now"
+    );
+    w.advance(30 * 86_400 * SEC);
+    w.run_timers();
+    assert!(
+        w.state.borrow().intents.get(&id).is_none(),
+        "pruned after 60 days"
+    );
+}
+
+#[test]
+fn an_intent_settled_after_its_preview_expired_is_pruned_too() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    // Executes, but the reply is lost: unknown, reconciled on the timer after the expiry.
+    w.script(Script::ExecuteThenLose);
+    w.confirm(owner(), id, &d).unwrap();
+    w.advance(2 * 3_600 * SEC);
+    w.run_timers();
+    let settled_at = {
+        let s = w.state.borrow();
+        let i = s.intents.get(&id).expect("kept");
+        assert!(i.status.is_final(), "reconciled: {:?}", i.status);
+        i.settled_at.expect("settled")
+    };
+    assert!(settled_at >= w.state.borrow().intents.get(&id).unwrap().expires_at);
+    w.advance(30 * 86_400 * SEC);
+    w.run_timers();
+    assert!(w.state.borrow().intents.get(&id).is_none());
+}
