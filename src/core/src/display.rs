@@ -128,8 +128,8 @@ impl Display<'_> {
                 Value::Object(m)
             }
             IDLValue::Func(p, m) => json!(format!("{}.{}", p.to_text(), m)),
-            other => match value_int(other) {
-                Some(n) => json!(n.to_string()),
+            other => match int_text(other) {
+                Some(n) => Value::String(n),
                 None => json!(other.to_string()),
             },
         }
@@ -201,6 +201,22 @@ impl Display<'_> {
                 Some(time::format_duration(ns))
             }
         }
+    }
+}
+
+/// A whole number's digits; through `u128` / `i128` when it fits (the big-number conversion
+/// costs several times more in a canister, and replies carry block indexes and balances).
+fn int_text(v: &IDLValue) -> Option<String> {
+    match v {
+        IDLValue::Nat(n) => Some(match u128::try_from(&n.0) {
+            Ok(x) => x.to_string(),
+            Err(_) => n.0.to_string(),
+        }),
+        IDLValue::Int(i) => Some(match i128::try_from(&i.0) {
+            Ok(x) => x.to_string(),
+            Err(_) => i.0.to_string(),
+        }),
+        other => value_int(other).map(|n| n.to_string()),
     }
 }
 
@@ -345,5 +361,31 @@ pub fn display_reply(plan: &ToolPlan, reply: &IDLArgs, refs: &BTreeMap<String, V
         0 => Value::Null,
         1 => shown.into_iter().next().unwrap_or(Value::Null),
         _ => Value::Array(shown),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candid::{Int, Nat};
+
+    #[test]
+    fn whole_numbers_read_the_same_through_the_fast_and_the_big_path() {
+        let big = num_bigint::BigUint::from(1u8) << 200u32;
+        let cases = [
+            (IDLValue::Nat(Nat::from(5u8)), "5".to_string()),
+            (IDLValue::Nat(Nat::from(u128::MAX)), u128::MAX.to_string()),
+            (IDLValue::Nat(Nat(big.clone())), big.to_string()),
+            (IDLValue::Int(Int::from(-5i8)), "-5".to_string()),
+            (IDLValue::Int(Int::from(i128::MIN)), i128::MIN.to_string()),
+            (
+                IDLValue::Int(Int(-num_bigint::BigInt::from(big.clone()))),
+                format!("-{big}"),
+            ),
+            (IDLValue::Nat64(7), "7".to_string()),
+        ];
+        for (v, want) in cases {
+            assert_eq!(int_text(&v), Some(want));
+        }
     }
 }

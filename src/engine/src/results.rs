@@ -20,13 +20,17 @@ impl Structured for Answer<'_> {
     /// they are, rather than parsed and written again.
     fn to_json(&self) -> String {
         fn text(out: &mut String, key: &str, v: &str) {
-            out.push_str(&format!(",\"{key}\":"));
+            out.push_str(",\"");
+            out.push_str(key);
+            out.push_str("\":");
             out.push_str(&serde_json::to_string(v).unwrap_or_default());
         }
         let mut out =
             String::with_capacity(self.preview.len() + self.reply.map_or(0, str::len) + 320);
-        out.push_str("{\"intent_id\":");
-        out.push_str(&serde_json::to_string(&self.intent_id).unwrap_or_default());
+        // Digits and hex need no escaping.
+        out.push_str("{\"intent_id\":\"");
+        out.push_str(&self.intent_id);
+        out.push('"');
         text(&mut out, "status", self.status);
         out.push_str(",\"preview\":");
         out.push_str(if self.preview.is_empty() {
@@ -34,11 +38,13 @@ impl Structured for Answer<'_> {
         } else {
             self.preview
         });
-        text(&mut out, "digest", &self.digest);
-        out.push_str(&format!(
-            ",\"confirm\":{{\"method\":\"confirm\",\"intent_id\":{},\"digest\":\"{}\"}}",
-            self.id, self.digest
-        ));
+        out.push_str(",\"digest\":\"");
+        out.push_str(&self.digest);
+        out.push_str("\",\"confirm\":{\"method\":\"confirm\",\"intent_id\":");
+        out.push_str(&self.intent_id);
+        out.push_str(",\"digest\":\"");
+        out.push_str(&self.digest);
+        out.push_str("\"}");
         for (key, v) in [
             ("outcome", self.outcome),
             ("earlier_outcome", self.earlier_outcome),
@@ -92,8 +98,8 @@ fn result(
 
 /// An intent's state as tool results carry it.
 pub struct Answer<'a> {
-    id: u64,
-    pub intent_id: String,
+    /// The id's digits (written into the JSON unescaped).
+    intent_id: String,
     pub status: &'a str,
     /// The stored preview JSON.
     preview: &'a str,
@@ -108,7 +114,6 @@ pub struct Answer<'a> {
 impl<'a> Answer<'a> {
     pub fn of(i: &'a Intent) -> Answer<'a> {
         Answer {
-            id: i.id,
             intent_id: i.id.to_string(),
             status: i.status.as_str(),
             preview: &i.preview_json,

@@ -13,6 +13,7 @@ pub const BATCH: usize = 32;
 /// Asks the runtime for a wake-up at the earliest due task, if that changed.
 pub fn rearm<R: Runtime>(rt: &R) {
     let want = rt.with_state(|s| {
+        s.scheduled_since = None;
         let next = s.next_due();
         if next.is_some() && next != s.armed_at {
             s.armed_at = next;
@@ -20,6 +21,23 @@ pub fn rearm<R: Runtime>(rt: &R) {
         } else {
             None
         }
+    });
+    if let Some(at) = want {
+        rt.wake_at(at);
+    }
+}
+
+/// After a message that only added tasks: a wake-up earlier than the armed one when a new task
+/// needs it. Cheaper than [`rearm`] (no read of the task index); a wake-up armed for a task that
+/// is gone since only makes a tick that finds nothing and re-arms.
+pub fn arm_new<R: Runtime>(rt: &R) {
+    let want = rt.with_state(|s| {
+        let at = s.scheduled_since.take()?;
+        if s.armed_at.is_some_and(|armed| armed <= at) {
+            return None;
+        }
+        s.armed_at = Some(at);
+        Some(at)
     });
     if let Some(at) = want {
         rt.wake_at(at);

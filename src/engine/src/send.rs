@@ -40,9 +40,8 @@ pub fn settled_answer(i: &Intent) -> ToolResult {
 }
 
 struct Prepared {
-    canister: Principal,
-    method: String,
-    arg: Vec<u8>,
+    /// The intent as stored in flight: only this send's `finish` changes it until then.
+    intent: Intent,
     tool: catalog::ToolRef,
     journal: bool,
     timeout: u32,
@@ -85,9 +84,8 @@ pub async fn send<R: Runtime>(
         i.confirm_requested_at = None;
         i.updated_at = now;
         i.attempts.push(Attempt { at: now, digest: i.digest, result: AttemptResult::Pending });
-        let p = Prepared { canister: i.canister, method: i.method.clone(), arg: i.arg.clone(), tool, journal, timeout: s.limits().call_timeout_seconds };
-        s.put_intent(i);
-        Ok(Ok(p))
+        s.put_intent(i.clone());
+        Ok(Ok(Prepared { intent: i, tool, journal, timeout: s.limits().call_timeout_seconds }))
     })?;
     rt.mark("confirm: marked in flight");
     let p = match step {
@@ -96,7 +94,7 @@ pub async fn send<R: Runtime>(
     };
     if p.journal {
         // The target's log length, journaled before the send: reconciliation starts there.
-        match reconcile::read_log_length(rt, p.canister, p.timeout).await {
+        match reconcile::read_log_length(rt, p.intent.canister, p.timeout).await {
             Ok(n) => {
                 rt.mark("confirm: log length read");
                 rt.with_state(|s| s.journal_log_length(id, n));
@@ -106,6 +104,7 @@ pub async fn send<R: Runtime>(
                 return Ok(finish(
                     rt,
                     id,
+                    Some(p.intent),
                     &p.tool,
                     SendResult::NotSent(format!(
                         "the target's log length could not be read before the send: {m}"
@@ -114,17 +113,20 @@ pub async fn send<R: Runtime>(
             }
         }
     }
-    let reply = rt.call(p.canister, &p.method, p.arg, p.timeout).await;
+    let i = &p.intent;
+    let reply = rt
+        .call(i.canister, &i.method, i.arg.clone(), p.timeout)
+        .await;
     rt.mark("confirm: replied");
     let result = rt.with_state(|s| {
         let no_refs = Default::default();
         let refs = catalog::current(s)
-            .canister(&p.canister)
+            .canister(&p.intent.canister)
             .map_or(&no_refs, |c| &c.refs);
         classify(&p.tool, reply, refs)
     });
     rt.mark("confirm: classified");
-    let answer = finish(rt, id, &p.tool, result);
+    let answer = finish(rt, id, Some(p.intent), &p.tool, result);
     rt.mark("confirm: finished");
     Ok(answer)
 }
@@ -193,16 +195,29 @@ fn ledger_time(v: Option<&IDLValue>, path: &[String]) -> Option<u64> {
 }
 
 /// After the await: applies the outcome table and answers. Re-checks the intent first.
-fn finish<R: Runtime>(rt: &R, id: u64, tool: &catalog::ToolRef, result: SendResult) -> ToolResult {
+fn finish<R: Runtime>(
+    rt: &R,
+    id: u64,
+    carried: Option<Intent>,
+    tool: &catalog::ToolRef,
+    result: SendResult,
+) -> ToolResult {
     let now = rt.now();
     let answer = rt.with_state(|s| {
-        let Some(mut i) = s.intents.get(&id) else {
+        let journal = s.in_flight.get(&id);
+        // Still in flight: nothing but this finish changes it, so the copy carried across the
+        // await is what is stored (the in-flight index says so without decoding the intent).
+        let stored = match (carried, journal) {
+            (Some(i), Some(_)) => Some(i),
+            _ => s.intents.get(&id),
+        };
+        let Some(mut i) = stored else {
             return results::error(format!("intent {id} vanished during its send"), json!({ "intent_id": id.to_string() }), Some("unknown"));
         };
         if i.status != Status::InFlight {
             return results::error(format!("intent {id} changed during its send"), Answer::of(&i), i.outcome.as_deref());
         }
-        if let Some(n) = s.journaled_log_length(id) {
+        if let Some(n) = journal.filter(|n| *n != crate::state::NO_LOG_LENGTH) {
             i.log_length = Some(n);
         }
         let management = i.canister == Principal::management_canister();
@@ -233,7 +248,19 @@ fn finish<R: Runtime>(rt: &R, id: u64, tool: &catalog::ToolRef, result: SendResu
         }
         let text = match word {
             "retry_new" => format!("Intent {id}: the target asked for a new stamp; a new preview waits for the owner's confirmation: {}", i.summary),
-            w => format!("Intent {id}: {w} ({}): {}", i.status.as_str(), i.summary),
+            w => {
+                // Every send ends here: pushed, not formatted.
+                let mut t = String::with_capacity(32 + w.len() + i.summary.len());
+                t.push_str("Intent ");
+                t.push_str(&id.to_string());
+                t.push_str(": ");
+                t.push_str(w);
+                t.push_str(" (");
+                t.push_str(i.status.as_str());
+                t.push_str("): ");
+                t.push_str(&i.summary);
+                t
+            }
         };
         let failed = matches!(outcome_word.as_str(), "fail" | "fix_input" | "unknown" | "reconcile" | "not_executed");
         let answer = if failed {
@@ -244,7 +271,8 @@ fn finish<R: Runtime>(rt: &R, id: u64, tool: &catalog::ToolRef, result: SendResu
         s.put_intent(i);
         answer
     });
-    schedule::rearm(rt);
+    // A send only adds tasks (a reconciliation, a new preview's expiry, a prune).
+    schedule::arm_new(rt);
     answer
 }
 

@@ -30,6 +30,8 @@ pub struct State<M: Memory> {
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
     pub armed_at: Option<u64>,
+    /// The earliest task scheduled since the timer was last armed (see `schedule::arm_new`).
+    pub scheduled_since: Option<u64>,
     /// Tasks taken by a running timer tick (so a second tick does not take them too).
     pub running: std::collections::BTreeSet<(u8, u64)>,
 }
@@ -52,6 +54,7 @@ impl<M: Memory + Clone> State<M> {
             in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
             catalog: None,
             armed_at: None,
+            scheduled_since: None,
             running: Default::default(),
         }
     }
@@ -85,6 +88,7 @@ impl<M: Memory> State<M> {
 
     pub fn schedule(&mut self, at: u64, kind: u8, id: u64) {
         self.due.insert((at, kind, id), ());
+        self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
     }
 
     pub fn next_due(&self) -> Option<u64> {

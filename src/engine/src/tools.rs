@@ -228,7 +228,7 @@ async fn prepare<R: Runtime>(
         Ok(intent)
     })?;
     rt.mark("prepare: stored");
-    schedule::rearm(rt);
+    schedule::arm_new(rt);
     rt.mark("prepare: rearmed");
     let mut v = Answer::of(&created);
     v.status = "prepared";
