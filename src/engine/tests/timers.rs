@@ -207,7 +207,15 @@ fn a_new_task_arms_the_timer_only_when_it_is_earlier() {
     w.woke.borrow_mut().clear();
     let (_, _) = w.prepare("1");
     let expiry = w.now.get() + 3_600 * SEC;
-    assert_eq!(*w.woke.borrow(), vec![expiry], "the expiry is before the refs refresh");
+    assert_eq!(
+        *w.woke.borrow(),
+        vec![expiry],
+        "the expiry is before the refs refresh"
+    );
     w.prepare("2");
-    assert_eq!(w.woke.borrow().len(), 1, "a later task leaves the wake-up as it is");
+    assert_eq!(
+        w.woke.borrow().len(),
+        1,
+        "a later task leaves the wake-up as it is"
+    );
 }
