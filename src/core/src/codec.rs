@@ -29,10 +29,8 @@ pub fn encode_args_with(
         .to_bytes_with_types(&types.env, &types.args)
         .map_err(|e| format!("the arguments of {} do not encode: {e}", plan.method))?;
     if types.args_header.get().is_none() {
-        if let Some((table, r)) = crate::wire::parse(&bytes) {
-            let _ = types
-                .args_header
-                .set((bytes[..r.position()].to_vec(), table));
+        if let Some((header, table)) = crate::wire::header_of(&bytes) {
+            let _ = types.args_header.set((header.to_vec(), table));
         }
     }
     Ok(bytes)

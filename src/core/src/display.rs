@@ -208,10 +208,7 @@ impl Display<'_> {
 /// costs several times more in a canister, and replies carry block indexes and balances).
 fn int_text(v: &IDLValue) -> Option<String> {
     match v {
-        IDLValue::Nat(n) => Some(match u128::try_from(&n.0) {
-            Ok(x) => x.to_string(),
-            Err(_) => n.0.to_string(),
-        }),
+        IDLValue::Nat(n) => Some(crate::text::integer::digits(&n.0)),
         IDLValue::Int(i) => Some(match i128::try_from(&i.0) {
             Ok(x) => x.to_string(),
             Err(_) => i.0.to_string(),

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::packs::pack;
-use tool_host_core::wire::{decode_with_types, encode_with_header, header_of, parse};
+use tool_host_core::wire::{decode_with_types, encode_with_header, header_of};
 
 /// Every method's argument and result types in the two packs.
 fn method_types() -> Vec<(String, MethodTypes)> {
@@ -147,6 +147,13 @@ fn any_value(env: &TypeEnv, t: &Type, rng: &mut Rng, depth: usize) -> IDLValue {
     }
 }
 
+/// A random value for each type of `list` (a method's arguments or results).
+fn any_args(mt: &MethodTypes, list: &[Type], rng: &mut Rng) -> IDLArgs {
+    IDLArgs {
+        args: list.iter().map(|t| any_value(&mt.env, t, rng, 0)).collect(),
+    }
+}
+
 fn candid_decode(bytes: &[u8], env: &TypeEnv, types: &[Type]) -> Option<IDLArgs> {
     IDLArgs::from_bytes_with_types(bytes, env, types).ok()
 }
@@ -159,12 +166,7 @@ fn every_pack_method_reads_as_candid_reads_it() {
     for (method, mt) in method_types() {
         for list in [&mt.args, &mt.results] {
             for _ in 0..200 {
-                let args = IDLArgs {
-                    args: list
-                        .iter()
-                        .map(|t| any_value(&mt.env, t, &mut rng, 0))
-                        .collect(),
-                };
+                let args = any_args(&mt, list, &mut rng);
                 let bytes = args
                     .to_bytes_with_types(&mt.env, list)
                     .unwrap_or_else(|e| panic!("{method}: {e}"));
@@ -191,17 +193,12 @@ fn every_pack_method_encodes_as_candid_encodes_it() {
         for list in [&mt.args, &mt.results] {
             let mut header: Option<(Vec<u8>, _)> = None;
             for _ in 0..200 {
-                let args = IDLArgs {
-                    args: list
-                        .iter()
-                        .map(|t| any_value(&mt.env, t, &mut rng, 0))
-                        .collect(),
-                };
+                let args = any_args(&mt, list, &mut rng);
                 let want = args.to_bytes_with_types(&mt.env, list).unwrap();
                 match &header {
                     None => {
-                        let (table, _) = parse(&want).unwrap();
-                        header = Some((header_of(&want).unwrap().to_vec(), table));
+                        let (h, table) = header_of(&want).unwrap();
+                        header = Some((h.to_vec(), table));
                     }
                     Some((h, table)) => {
                         let got = encode_with_header(h, table, &args)
@@ -220,16 +217,9 @@ fn a_value_without_its_type_goes_to_candid() {
         .into_iter()
         .find(|(m, _)| m == "icrc1_balance_of")
         .unwrap();
-    let args = IDLArgs {
-        args: mt
-            .args
-            .iter()
-            .map(|t| any_value(&mt.env, t, &mut Rng(3), 0))
-            .collect(),
-    };
+    let args = any_args(&mt, &mt.args, &mut Rng(3));
     let bytes = args.to_bytes_with_types(&mt.env, &mt.args).unwrap();
-    let (table, _) = parse(&bytes).unwrap();
-    let header = header_of(&bytes).unwrap();
+    let (header, table) = header_of(&bytes).unwrap();
     for wrong in [
         IDLArgs { args: vec![] },
         IDLArgs {
@@ -255,9 +245,7 @@ proptest! {
         let all = method_types();
         let (method, mt) = &all[which.index(all.len())];
         let mut rng = Rng(seed);
-        let args = IDLArgs {
-            args: mt.results.iter().map(|t| any_value(&mt.env, t, &mut rng, 0)).collect(),
-        };
+        let args = any_args(mt, &mt.results, &mut rng);
         let mut bytes = args.to_bytes_with_types(&mt.env, &mt.results).unwrap();
         let i = at.index(bytes.len());
         bytes[i] = byte;

@@ -77,8 +77,7 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
             ))
             .into();
             i.settled_at = Some(now);
-            let retention = s.limits().retention_seconds.saturating_mul(1_000_000_000);
-            s.schedule(now.saturating_add(retention), crate::model::task::PRUNE, id);
+            crate::send::schedule_prune(s, &i);
             s.put_intent(i);
             last = id;
         }

@@ -97,11 +97,7 @@ pub fn parse_amount(text: &str, decimals: u8, symbol: Option<&str>) -> Result<Bi
 
 /// Base units as human text: `150000000` with 8 decimals is `1.5`.
 pub fn format_amount(units: &BigUint, decimals: u8) -> String {
-    // Ledger amounts fit 128 bits: their digits without the big-number conversion.
-    let s = match u128::try_from(units) {
-        Ok(n) => n.to_string(),
-        Err(_) => units.to_str_radix(10),
-    };
+    let s = crate::text::integer::digits(units);
     let d = decimals as usize;
     if d == 0 {
         return s;

@@ -7,6 +7,15 @@ use num_bigint::{BigInt, Sign};
 
 pub const MAX_INTEGER_CHARS: usize = 100;
 
+/// A natural number's decimal digits; through `u128` when it fits (ledger amounts and block
+/// indexes do), since the big-number conversion costs several times more in a canister.
+pub fn digits(n: &num_bigint::BigUint) -> String {
+    match u128::try_from(n) {
+        Ok(x) => x.to_string(),
+        Err(_) => n.to_str_radix(10),
+    }
+}
+
 pub fn parse_integer(text: &str, prim: Prim, range: Option<&RangeTag>) -> Result<BigInt, Fault> {
     let t = text.trim();
     if t.chars().count() > MAX_INTEGER_CHARS {

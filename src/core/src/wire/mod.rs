@@ -60,10 +60,11 @@ pub fn parse(bytes: &[u8]) -> Option<(Table, Reader<'_>)> {
     Some((table, r))
 }
 
-/// The bytes of `bytes` before its values: "DIDL", the type table and the argument types.
-pub fn header_of(bytes: &[u8]) -> Option<&[u8]> {
-    let (_, r) = parse(bytes)?;
-    Some(&bytes[..r.position()])
+/// The bytes of `bytes` before its values ("DIDL", the type table and the argument types) and
+/// the table they hold: what a writer keeps to write more messages of the same types.
+pub fn header_of(bytes: &[u8]) -> Option<(&[u8], Table)> {
+    let (table, r) = parse(bytes)?;
+    Some((&bytes[..r.position()], table))
 }
 
 mod typed;

@@ -6,6 +6,7 @@
 use super::op;
 use super::table::{Entry, Table, Ty};
 use super::value::Reader;
+use super::write::leb;
 use candid::types::value::{IDLField, IDLValue, VariantValue};
 use candid::types::{Type, TypeEnv, TypeInner};
 use candid::{IDLArgs, Int, Nat};
@@ -226,18 +227,6 @@ pub fn encode_with_header(header: &[u8], table: &Table, values: &IDLArgs) -> Opt
         put(table, *t, v, &mut out, 0)?;
     }
     Some(out)
-}
-
-fn leb(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
 }
 
 fn put(table: &Table, t: Ty, v: &IDLValue, out: &mut Vec<u8>, depth: usize) -> Option<()> {

@@ -1,5 +1,18 @@
 //! Values out, in the byte order `candid` writes them; the header comes from `candid` itself.
 
+/// An unsigned LEB128.
+pub(super) fn leb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
 /// Writes the values of a message after a header (see [`super::header_of`]).
 pub struct Writer {
     buf: Vec<u8>,
@@ -16,16 +29,9 @@ impl Writer {
         self.buf
     }
 
-    pub fn leb(&mut self, mut v: u64) -> &mut Self {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                self.buf.push(b);
-                return self;
-            }
-            self.buf.push(b | 0x80);
-        }
+    pub fn leb(&mut self, v: u64) -> &mut Self {
+        leb(&mut self.buf, v);
+        self
     }
 
     pub fn text(&mut self, s: &str) -> &mut Self {
