@@ -1,7 +1,8 @@
 //! An upgrade of the tool host holding an open, a settled, an unknown and an in-flight intent:
-//! everything registered and every intent is still there afterwards, the send that was in
-//! flight becomes unknown (its reply is lost with the old heap), and the reconcile timer,
-//! re-armed from stable memory by `post_upgrade`, still settles both unknown intents.
+//! refused while the send is in flight unless forced; forced, everything registered and every
+//! intent is still there afterwards, the send that was in flight becomes unknown (its reply is
+//! lost with the old heap), and the reconcile timer, re-armed from stable memory by
+//! `post_upgrade`, still settles both unknown intents.
 
 use crate::reconcile::run_reconciliation;
 use crate::steps::{end_hold, pass_deadline, start_lost_reply, TRANSFER};
@@ -73,7 +74,32 @@ fn keeps_intents_and_timers(w: &mut World) -> Check {
     ensure_eq!(intents_before.len(), 4);
 
     let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
+    // With a send in flight a plain upgrade is refused, and nothing changes: the old code
+    // keeps running with its call.
     let arg = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    match w
+        .b
+        .install(host, wasm, arg, InstallMode::Upgrade, controller)
+    {
+        Err(e) => ensure!(
+            e.to_string()
+                .contains("upgrade refused: 1 send(s) in flight"),
+            "{e}"
+        ),
+        Ok(()) => {
+            return Err(Fail::Failed(
+                "an upgrade with a send in flight was not refused".into(),
+            ))
+        }
+    }
+    ensure_eq!(w.intent(d.id)?.status, "in_flight");
+    ensure_eq!(snapshot(w)?, before);
+    // Forced, it goes ahead.
+    let force = InitArgs {
+        force: Some(true),
+        ..Default::default()
+    };
+    let arg = candid::encode_args((Some(force),)).expect("encodes");
     w.b.install(host, wasm, arg, InstallMode::Upgrade, controller)?;
 
     // Everything registered is still there, and so is every intent.

@@ -16,6 +16,8 @@ use tool_host_engine::types::*;
 pub struct InitArgs {
     pub admins: Vec<Principal>,
     pub limits: Option<Limits>,
+    /// Upgrade even with sends in flight (their outcomes become unknown).
+    pub force: Option<bool>,
 }
 
 pub type Api<T> = std::result::Result<T, ApiError>;

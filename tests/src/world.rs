@@ -106,6 +106,7 @@ impl World {
         let init = InitArgs {
             admins: vec![p.admin],
             limits: None,
+            force: None,
         };
         b.install(
             host.0,

@@ -90,11 +90,13 @@ impl Runtime for Ic {
     }
 }
 
-/// Install and upgrade argument: initial admins and limits.
+/// Install and upgrade argument: initial admins and limits; `force` lets an upgrade go ahead
+/// with sends in flight (their outcomes become unknown and are reconciled).
 #[derive(CandidType, Deserialize, Clone, Debug, Default)]
 pub struct InitArgs {
     pub admins: Vec<Principal>,
     pub limits: Option<Limits>,
+    pub force: Option<bool>,
 }
 
 fn apply_init(args: Option<InitArgs>) {
@@ -118,8 +120,17 @@ fn init(args: Option<InitArgs>) {
     lifecycle::after_init(&Ic);
 }
 
+/// With sends in flight the upgrade is refused (a trap here rolls the whole upgrade back, and
+/// the old code keeps running with its calls): their replies would reach code that no longer
+/// knows them. Upgrade a stopped canister (stop, install, start), or pass `force = opt true`.
+/// The check is here, not in `pre_upgrade`, because only `canister_post_upgrade` can read the
+/// upgrade argument.
 #[post_upgrade]
 fn post_upgrade(args: Option<InitArgs>) {
+    let force = args.as_ref().and_then(|a| a.force).unwrap_or(false);
+    if let Err(why) = lifecycle::check_upgrade(&Ic, force) {
+        ic_cdk::trap(format!("upgrade refused: {why}"));
+    }
     apply_init(args);
     lifecycle::after_upgrade(&Ic);
 }

@@ -2,11 +2,10 @@
 //! re-opens them; the heap caches and the timer are made again here.
 
 use crate::catalog;
-use crate::model::Status;
-use crate::outcome::{self, SendResult};
+use crate::model::{InFlight, Status};
 use crate::runtime::Runtime;
 use crate::schedule;
-use crate::send::schedule_reconcile;
+use crate::send::abandon_send;
 use crate::types::Stats;
 
 /// After `init`: the refs refresh is scheduled and the timer armed.
@@ -18,24 +17,49 @@ pub fn after_init<R: Runtime>(rt: &R) {
     schedule::restart(rt);
 }
 
-/// After `post_upgrade`: a send that was in flight across the upgrade lost its reply (an unknown
-/// outcome); the catalog is rebuilt; timers are re-armed from the stable task index.
+/// Before an upgrade takes effect (`post_upgrade`): with sends in flight it is refused unless
+/// forced, since their replies would reach code that no longer knows them; stop the canister
+/// first (stopping waits for every reply), then install, then start.
+pub fn check_upgrade<R: Runtime>(rt: &R, force: bool) -> Result<(), String> {
+    let n = rt.with_state(|s| s.in_flight.len() + s.in_flight_v1.as_ref().map_or(0, |m| m.len()));
+    if n > 0 && !force {
+        return Err(format!("{n} send(s) in flight: upgrade a stopped canister (stop, install, start), or pass `force = opt true` to make their outcomes unknown and reconcile them"));
+    }
+    Ok(())
+}
+
+/// After `post_upgrade`: a send that was in flight across a (forced) upgrade lost its reply (an
+/// unknown outcome, reconciled); the catalog is rebuilt; timers are re-armed from the stable
+/// task index.
 pub fn after_upgrade<R: Runtime>(rt: &R) {
     let now = rt.now();
     rt.with_state(|s| {
+        // Version 1's journal: its entries carried over, then the retired structure emptied.
+        if let Some(mut old) = s.in_flight_v1.take() {
+            let entries: Vec<(u64, u64)> = old.iter().map(|e| e.into_pair()).collect();
+            for (id, log_length) in entries {
+                if let Some(i) = s.intents.get(&id) {
+                    s.in_flight.insert(id, InFlight {
+                        attempt: i.attempts.len() as u32,
+                        log_length: (log_length != u64::MAX).then_some(log_length),
+                        journals: false,
+                        watchdog_at: now,
+                    });
+                }
+                old.remove(&id);
+            }
+        }
         let ids: Vec<u64> = s.in_flight.keys().collect();
         for id in ids {
-            if let Some(mut i) = s.intents.get(&id) {
-                if i.status == Status::InFlight {
-                    if let Some(n) = s.journaled_log_length(id) {
-                        i.log_length = Some(n);
-                    }
-                    let (_, follow) = outcome::apply(&mut i, &SendResult::Undecodable("the tool host was upgraded while the send was in flight; its reply was lost".into()), false);
-                    if follow == outcome::Follow::Reconcile {
-                        schedule_reconcile(s, &mut i, now);
-                    }
-                    i.updated_at = now;
+            let Some(journal) = s.in_flight.get(&id) else { continue };
+            match s.intents.get(&id) {
+                Some(mut i) if i.status == Status::InFlight => {
+                    abandon_send(s, &mut i, &journal, now, "the tool host was upgraded while the send was in flight; its reply was lost");
                     s.put_intent(i);
+                }
+                _ => {
+                    s.in_flight.remove(&id);
+                    s.due.remove(&(journal.watchdog_at, crate::model::task::WATCHDOG, id));
                 }
             }
         }

@@ -17,11 +17,18 @@ pub const OWNER_INTENTS: MemoryId = MemoryId::new(7);
 pub const OPEN_COUNTS: MemoryId = MemoryId::new(8);
 /// (due time, task kind, id): what the timer does next.
 pub const DUE: MemoryId = MemoryId::new(9);
-/// Intents with a send in flight, found again after an upgrade without scanning all intents.
-pub const IN_FLIGHT: MemoryId = MemoryId::new(10);
+/// Retired: intents in flight → the log length journaled (version 1's journal, a bare u64).
+/// Read once by `post_upgrade` to carry its entries over, then left empty; never reused.
+pub const IN_FLIGHT_V1: MemoryId = MemoryId::new(10);
+/// Intents with a send in flight → which attempt, its journal and its watchdog, found again
+/// after an upgrade without scanning all intents.
+pub const IN_FLIGHT: MemoryId = MemoryId::new(11);
+/// (owner, identity digest) → the highest stamp ever handed out for those arguments: a stamp
+/// once handed out (sent, declined or expired) is never handed out again.
+pub const STAMP_FLOORS: MemoryId = MemoryId::new(12);
 
-/// Every id in use, for the test that no two structures share one.
-pub const ALL: [MemoryId; 11] = [
+/// Every id in use or retired, for the test that no two structures share one.
+pub const ALL: [MemoryId; 13] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -32,5 +39,7 @@ pub const ALL: [MemoryId; 11] = [
     OWNER_INTENTS,
     OPEN_COUNTS,
     DUE,
+    IN_FLIGHT_V1,
     IN_FLIGHT,
+    STAMP_FLOORS,
 ];

@@ -174,11 +174,45 @@ pub enum AttemptResult {
     },
 }
 
+impl AttemptResult {
+    /// Whether this attempt's request may have reached the target (everything but "not sent").
+    pub fn may_have_executed(&self) -> bool {
+        !matches!(self, AttemptResult::NotSent { .. })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attempt {
     pub at: u64,
     pub digest: [u8; 32],
     pub result: AttemptResult,
+    /// The target's log length read just before this send (ICRC-3 targets): the original, if
+    /// it executed, is at this index or later.
+    pub log_length: Option<u64>,
+}
+
+/// How far reconciliation has read the target's log for the intent's current bytes. Blocks are
+/// never changed once appended, so what was read and did not match never has to be read again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanState {
+    /// The bytes this scan is for: a re-stamp (new bytes) starts a new range.
+    pub digest: [u8; 32],
+    /// Blocks below this index (from the range's start) were read and none was the original.
+    pub cursor: u64,
+    /// The log length answered by the first read after the latest attempt: the original, if it
+    /// executed, is below it (calls between two canisters are delivered in order).
+    pub end: Option<u64>,
+    /// How many attempts the intent had when `end` was read (a later attempt needs a new end).
+    pub end_attempts: u32,
+}
+
+/// One name set entry an input used, kept with the intent so that a re-stamp reads the input
+/// again exactly as the owner saw it (names are read once per intent).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredName {
+    pub set: String,
+    pub name: String,
+    pub value: crate::stored_value::StoredValue,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,7 +225,7 @@ pub struct Intent {
     pub form_id: String,
     pub tool: String,
     pub method: String,
-    /// The tool input as given, read again when the intent is stamped again.
+    /// The tool input in canonical compact JSON, read again when the intent is stamped again.
     pub input_json: String,
     pub identity: [u8; 32],
     /// The exact argument bytes: every send sends these.
@@ -222,21 +256,212 @@ pub struct Intent {
     /// Rejects with code 4 or 5; the third holds the intent for reconciliation.
     pub rejects_4_5: u8,
     pub had_unknown: bool,
-    /// The target's log length journaled before the latest send (ICRC-3 reconciliation starts there).
-    pub log_length: Option<u64>,
     /// When an agent last asked for this intent to be sent.
     pub confirm_requested_at: Option<u64>,
     pub reconcile_tries: u32,
     /// The status before the send in flight, to return to when nothing was executed.
     pub before_send: Option<Status>,
+    /// The due time of its reconcile task, so that it has exactly one.
+    pub reconcile_at: Option<u64>,
+    /// Reconciliation's progress through the target's log for the current bytes.
+    pub scan: Option<ScanState>,
+    /// Held with nothing left to try (no stamp to match, or a block that reads as this
+    /// intent's but differs): no reconcile task; an admin reads the finding.
+    pub held_for_good: bool,
+    /// The name set entries the input used.
+    pub names: Vec<StoredName>,
+    /// The highest stamp handed out for the same arguments before this intent took its first:
+    /// the floor a `CreatedInFuture` cap must stay above (this intent's own earlier stamps were
+    /// all refused as created in the future, and a cap is far below them).
+    pub prior_floor: Option<u64>,
 }
-versioned!(Intent, 1, "intent");
 
 impl Intent {
     pub fn has_stamp(&self) -> bool {
         self.stamp_ns.is_some()
     }
+
+    /// Where a scan for the current bytes starts: the smallest log length journaled before any
+    /// send of these bytes that may have executed (0 when one was sent without a journal).
+    pub fn scan_from(&self) -> u64 {
+        let mut from: Option<u64> = None;
+        for a in self
+            .attempts
+            .iter()
+            .filter(|a| a.digest == self.digest && a.result.may_have_executed())
+        {
+            let n = a.log_length.unwrap_or(0);
+            from = Some(from.map_or(n, |f| f.min(n)));
+        }
+        from.unwrap_or(0)
+    }
+
+    /// Whether it waits for a reconcile task: unknown or held, with a stamp to match.
+    pub fn needs_reconcile(&self) -> bool {
+        matches!(self.status, Status::Unknown | Status::Reconcile)
+            && self.has_stamp()
+            && !self.held_for_good
+    }
 }
+
+impl Storable for Intent {
+    fn to_bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(encode(2, self))
+    }
+    fn into_bytes(self) -> Vec<u8> {
+        encode(2, &self)
+    }
+    fn from_bytes(bytes: Cow<[u8]>) -> Self {
+        match bytes.first() {
+            Some(1) => decode::<v1::Intent>(&bytes, "intent", 1).into(),
+            _ => decode(&bytes, "intent", 2),
+        }
+    }
+    const BOUND: Bound = Bound::Unbounded;
+}
+
+/// The first layout of an intent, still read: it kept only the latest send's log length.
+pub mod v1 {
+    use super::{AttemptResult, Status};
+    use candid::Principal;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Attempt {
+        pub at: u64,
+        pub digest: [u8; 32],
+        pub result: AttemptResult,
+    }
+
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Intent {
+        pub id: u64,
+        pub owner: Principal,
+        pub preparer: Principal,
+        pub canister: Principal,
+        pub form_id: String,
+        pub tool: String,
+        pub method: String,
+        pub input_json: String,
+        pub identity: [u8; 32],
+        #[serde(with = "serde_bytes")]
+        pub arg: Vec<u8>,
+        pub digest: [u8; 32],
+        pub stamp_ns: Option<u64>,
+        pub memo: Option<Vec<u8>>,
+        pub preview_json: String,
+        pub summary: String,
+        pub status: Status,
+        pub outcome: Option<String>,
+        pub finding: Option<String>,
+        pub reply_json: Option<String>,
+        pub created_at: u64,
+        pub updated_at: u64,
+        pub expires_at: u64,
+        pub settled_at: Option<u64>,
+        pub attempts: Vec<Attempt>,
+        pub generation: u32,
+        pub retry_same: u8,
+        pub rejects_4_5: u8,
+        pub had_unknown: bool,
+        pub log_length: Option<u64>,
+        pub confirm_requested_at: Option<u64>,
+        pub reconcile_tries: u32,
+        pub before_send: Option<Status>,
+    }
+
+    impl ic_stable_structures::Storable for Intent {
+        fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+            std::borrow::Cow::Owned(super::encode(1, self))
+        }
+        fn into_bytes(self) -> Vec<u8> {
+            super::encode(1, &self)
+        }
+        fn from_bytes(bytes: std::borrow::Cow<[u8]>) -> Self {
+            super::decode(&bytes, "intent", 1)
+        }
+        const BOUND: ic_stable_structures::storable::Bound =
+            ic_stable_structures::storable::Bound::Unbounded;
+    }
+
+    impl From<Intent> for super::Intent {
+        /// Version 1 journaled only the latest send's log length: it is kept on the latest
+        /// attempt, and earlier attempts of the same bytes get none, so a scan starts at 0
+        /// (safe, and continued across runs by the cursor).
+        fn from(o: Intent) -> Self {
+            let n = o.attempts.len();
+            let attempts = o
+                .attempts
+                .into_iter()
+                .enumerate()
+                .map(|(k, a)| super::Attempt {
+                    at: a.at,
+                    digest: a.digest,
+                    result: a.result,
+                    log_length: if k + 1 == n { o.log_length } else { None },
+                })
+                .collect();
+            super::Intent {
+                id: o.id,
+                owner: o.owner,
+                preparer: o.preparer,
+                canister: o.canister,
+                form_id: o.form_id,
+                tool: o.tool,
+                method: o.method,
+                input_json: o.input_json,
+                identity: o.identity,
+                arg: o.arg,
+                digest: o.digest,
+                stamp_ns: o.stamp_ns,
+                memo: o.memo,
+                preview_json: o.preview_json,
+                summary: o.summary,
+                status: o.status,
+                outcome: o.outcome,
+                finding: o.finding.clone(),
+                reply_json: o.reply_json,
+                created_at: o.created_at,
+                updated_at: o.updated_at,
+                expires_at: o.expires_at,
+                settled_at: o.settled_at,
+                attempts,
+                generation: o.generation,
+                retry_same: o.retry_same,
+                rejects_4_5: o.rejects_4_5,
+                had_unknown: o.had_unknown,
+                confirm_requested_at: o.confirm_requested_at,
+                reconcile_tries: o.reconcile_tries,
+                before_send: o.before_send,
+                // Version 1 kept no reference to its reconcile task; the task itself is in the
+                // due index and runs as before (a later reschedule adds the reference).
+                reconcile_at: None,
+                scan: None,
+                held_for_good: o.status == Status::Reconcile && o.stamp_ns.is_none(),
+                names: vec![],
+                // Unknown for version 1: its own stamp is the safe floor (a cap then only moves
+                // above it if the target would still accept that).
+                prior_floor: o.stamp_ns,
+            }
+        }
+    }
+}
+
+/// A send in flight: which attempt it is, and what was journaled before its await.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InFlight {
+    /// The attempt's number (the intent's attempt count once it was marked): a reply is
+    /// applied only by the send that made this attempt.
+    pub attempt: u32,
+    /// The target's log length read before the send.
+    pub log_length: Option<u64>,
+    /// Whether the send reads the log length first: then, while none is journaled, the call
+    /// itself was not made yet.
+    pub journals: bool,
+    /// When the watchdog moves it to unknown if no reply was applied by then.
+    pub watchdog_at: u64,
+}
+versioned!(InFlight, 1, "in-flight send");
 
 /// Kinds of scheduled work in the due index.
 pub mod task {
@@ -245,6 +470,8 @@ pub mod task {
     pub const PRUNE: u8 = 3;
     /// Refresh every target's refs (id 0).
     pub const REFRESH: u8 = 4;
+    /// A send still in flight well past its call deadline: its callback trapped or never ran.
+    pub const WATCHDOG: u8 = 5;
 }
 
 #[cfg(test)]

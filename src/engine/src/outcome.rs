@@ -87,6 +87,7 @@ fn unknown(intent: &mut Intent, code: Option<u32>) -> (&'static str, Follow) {
     if !intent.has_stamp() {
         // Without a stamp there is nothing to match and nothing safe to send again: held.
         intent.status = Status::Reconcile;
+        intent.held_for_good = true;
         intent.finding = Some("unreadable: the method has no idempotency stamp to match".into());
         return ("reconcile", Follow::Nothing);
     }

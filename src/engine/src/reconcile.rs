@@ -1,20 +1,22 @@
-//! Reconciling an unknown outcome by reading, never by sending: a fresh call to the same target
-//! first (calls between two canisters are delivered in order, so the original has executed or
-//! never will), then a scan of its ICRC-3 blocks from the log length journaled before the send,
-//! matching the memo, the stamp (`created_at_time`) and the amount.
+//! Reconciling an unknown outcome by reading, never by sending. The original, if it executed, is
+//! in the target's ICRC-3 log between the smallest log length journaled before any send of the
+//! current bytes (`from`) and the log length answered by the first read after the latest send
+//! (`end`: calls between two canisters are delivered in order, so by then the original has
+//! executed or never will). The scan reads that range, continuing across runs from a cursor kept
+//! in stable memory, and compares each block's whole transaction with the intent's exact
+//! argument bytes (`matching`). Found → done; the whole range read without it → absent; a block
+//! that reads as this intent's but differs → held, never settled on a guess.
 
-use crate::catalog;
-use crate::model::Status;
+use crate::model::task;
 use crate::runtime::{CallOutcome, Runtime};
 use crate::schedule;
-use crate::send::{schedule_reconcile, settle};
-use candid::types::value::IDLValue;
-use candid::{IDLArgs, Nat, Principal};
-use num_bigint::BigUint;
+use crate::send::settle;
+use candid::{Nat, Principal};
 
-/// Blocks asked for in one `icrc3_get_blocks` call, and calls in one reconciliation.
+/// Blocks asked for in one `icrc3_get_blocks` call (ledgers answer fewer; the scan takes what
+/// comes), and calls (the ledger's and its archives') in one run; the cursor carries the rest.
 const PAGE: u64 = 1_000;
-const MAX_PAGES: usize = 20;
+pub const MAX_CALLS: usize = 20;
 
 /// The ICRC-3 types, decoded as the standard defines them.
 pub mod icrc3 {
@@ -172,172 +174,298 @@ pub async fn read_log_length<R: Runtime>(
         CallOutcome::NotSent(m) => Err(format!("not sent: {m}")),
     }
 }
-/// What identifies the original transaction in a block.
-pub struct Expected {
-    pub memo: Option<Vec<u8>>,
-    pub stamp: u64,
-    pub amount: Option<BigUint>,
+use crate::matching::{self, Verdict};
+use crate::model::{ScanState, Status};
+use crate::runtime::{CallOutcome as Co, Runtime as Rt};
+
+/// What one run reads for, taken before its awaits.
+struct Job {
+    canister: Principal,
+    digest: [u8; 32],
+    attempts: u32,
+    from: u64,
+    cursor: u64,
+    /// An `end` read after the latest attempt, from an earlier run.
+    end: Option<u64>,
+    expected: matching::Expected,
+    timeout: u32,
+    icrc3: bool,
 }
 
-/// Whether a block holds the original: its `tx` has the memo, the stamp as `ts` and the amount.
-pub fn matches(block: &Value, e: &Expected) -> bool {
-    let Some(tx) = block.get("tx") else {
-        return false;
-    };
-    if let Some(memo) = &e.memo {
-        match tx.get("memo") {
-            Some(Value::Blob(b)) if b.as_slice() == memo.as_slice() => {}
-            _ => return false,
-        }
-    }
-    match tx.get("ts") {
-        Some(Value::Nat(ts)) if ts.0 == BigUint::from(e.stamp) => {}
-        _ => return false,
-    }
-    match (&e.amount, tx.get("amt")) {
-        (None, _) => true,
-        (Some(a), Some(Value::Nat(amt))) => &amt.0 == a,
-        _ => false,
-    }
-}
-
-/// The amount in an intent's argument record, if it has one.
-fn expected_amount(args: &IDLArgs) -> Option<BigUint> {
-    let IDLValue::Record(fields) = args.args.first()? else {
-        return None;
-    };
-    let amount = fields
-        .iter()
-        .find(|f| crate::names::is_label(&f.id, "amount"))?;
-    tool_host_core::read::value::value_uint(&amount.val)
-}
-
+/// How one run's reading ended.
 enum Scan {
     Found(u64),
-    Absent { from: u64, to: u64 },
-    Incomplete(String),
+    /// A block with this intent's operation, source, spender, memo and stamp that differs in
+    /// another field: held for good, since guessing either way could be wrong.
+    Conflict(u64, String),
+    Absent {
+        from: u64,
+        to: u64,
+    },
+    /// Read as far as this run's calls allowed; nothing wrong.
+    Progress {
+        cursor: u64,
+        end: Option<u64>,
+    },
+    /// The target could not be read (a reject, a reply that does not decode, no blocks).
+    Incomplete {
+        cursor: u64,
+        end: Option<u64>,
+        why: String,
+    },
 }
 
-async fn scan<R: Runtime>(
-    rt: &R,
-    canister: Principal,
-    from: u64,
-    e: &Expected,
-    timeout: u32,
-) -> Scan {
-    let mut start = from;
-    for _ in 0..MAX_PAGES {
-        let page =
-            match get_blocks(rt, canister, "icrc3_get_blocks", &[(start, PAGE)], timeout).await {
-                Ok(p) => p,
-                Err(m) => return Scan::Incomplete(m),
-            };
-        if let Some((id, _)) = page.blocks.iter().find(|(_, b)| matches(b, e)) {
-            return Scan::Found(*id);
-        }
-        let mut next = page
-            .blocks
-            .iter()
-            .map(|(id, _)| id + 1)
-            .max()
-            .unwrap_or(start);
-        for (archive, method, ranges) in &page.archives {
-            match get_blocks(rt, *archive, method, ranges, timeout).await {
-                Ok(p) => {
-                    if let Some((id, _)) = p.blocks.iter().find(|(_, b)| matches(b, e)) {
-                        return Scan::Found(*id);
-                    }
-                }
-                Err(m) => return Scan::Incomplete(format!("archive {archive}: {m}")),
+/// How long a run holds its task: every call it may make, and a margin. A run that never
+/// comes back (a trap, an upgrade) leaves the task due again after this.
+pub fn lease_ns(timeout_seconds: u32) -> u64 {
+    (MAX_CALLS as u64 * timeout_seconds as u64 + 60) * crate::send::SEC
+}
+
+async fn scan<R: Rt>(rt: &R, job: &Job) -> Scan {
+    let mut cursor = job.cursor.max(job.from);
+    let mut end = job.end;
+    let mut calls = 0;
+    loop {
+        if let Some(e) = end {
+            if cursor >= e {
+                return Scan::Absent {
+                    from: job.from,
+                    to: e,
+                };
             }
-            next = next.max(ranges.iter().map(|(s, l)| s + l).max().unwrap_or(next));
         }
-        if next >= page.log_length {
-            return Scan::Absent {
-                from,
-                to: page.log_length,
+        if calls >= MAX_CALLS {
+            return Scan::Progress { cursor, end };
+        }
+        let page = match get_blocks(
+            rt,
+            job.canister,
+            "icrc3_get_blocks",
+            &[(cursor, PAGE)],
+            job.timeout,
+        )
+        .await
+        {
+            Ok(p) => p,
+            Err(why) => return Scan::Incomplete { cursor, end, why },
+        };
+        calls += 1;
+        // The first read after the latest attempt bounds where the original can be.
+        let end_now = *end.get_or_insert(page.log_length);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut blocks = page.blocks;
+        let mut failure = None;
+        for (archive, method, ranges) in &page.archives {
+            if calls >= MAX_CALLS {
+                break;
+            }
+            match get_blocks(rt, *archive, method, ranges, job.timeout).await {
+                Ok(p) => blocks.extend(p.blocks),
+                Err(m) => {
+                    failure = Some(format!("archive {archive}: {m}"));
+                    break;
+                }
+            }
+            calls += 1;
+        }
+        for (id, block) in &blocks {
+            match matching::compare(block, &job.expected) {
+                Verdict::Same => return Scan::Found(*id),
+                Verdict::Conflict(why) => return Scan::Conflict(*id, why),
+                Verdict::Other => {}
+            }
+            seen.insert(*id);
+        }
+        // Only past blocks actually returned: an archive or a ledger may answer fewer.
+        let before = cursor;
+        while seen.contains(&cursor) {
+            cursor += 1;
+        }
+        if cursor >= end_now {
+            continue;
+        }
+        if let Some(why) = failure {
+            return Scan::Incomplete { cursor, end, why };
+        }
+        if cursor == before {
+            return Scan::Incomplete {
+                cursor,
+                end,
+                why: format!(
+                    "the target returned no block {cursor} (its log length is {})",
+                    page.log_length
+                ),
             };
         }
-        if next == start {
-            return Scan::Incomplete(format!(
-                "the target returned no blocks from {start} below its log length {}",
-                page.log_length
-            ));
-        }
-        start = next;
     }
-    Scan::Incomplete(format!(
-        "more than {} blocks to read; continues later",
-        PAGE * MAX_PAGES as u64
-    ))
 }
 
-/// Reconciles one intent held or unknown; reschedules itself when the target cannot be read.
-pub async fn run<R: Runtime>(rt: &R, id: u64) {
-    let job = rt.with_state(|s| {
-        let i = s.intents.get(&id)?;
-        if !matches!(i.status, Status::Unknown | Status::Reconcile) {
+/// Whether the target lists ICRC-3, read now: `Err` when it could not be read (not an answer).
+async fn lists_icrc3_now<R: Rt>(rt: &R, canister: Principal, timeout: u32) -> Result<bool, String> {
+    match rt
+        .call(
+            canister,
+            "icrc1_supported_standards",
+            crate::registry::NO_ARGS.to_vec(),
+            timeout,
+        )
+        .await
+    {
+        Co::Replied(bytes) => crate::registry::lists_icrc3(&bytes)
+            .ok_or_else(|| "its supported standards do not decode".to_string()),
+        // The target answered that it has no such method (or does not exist): a definite no.
+        Co::Rejected { code: 3..=5, .. } => Ok(false),
+        Co::Rejected { code, message } => {
+            Err(format!("supported standards: rejected ({code}) {message}"))
+        }
+        Co::NotSent(m) => Err(format!("supported standards: not sent: {m}")),
+    }
+}
+
+/// Reconciles one intent that is unknown or held. Its task is leased for the run (moved past
+/// every call it may make), so a trap or an upgrade never loses it; the run then settles the
+/// intent or schedules its next run.
+pub async fn run<R: Rt>(rt: &R, id: u64, task_at: u64) {
+    let now = rt.now();
+    let job = rt.with_state(|s| -> Option<Job> {
+        // Taken by this run only if still due (another tick may have it).
+        s.due.remove(&(task_at, task::RECONCILE, id))?;
+        let mut i = s.intents.get(&id)?;
+        // A send in flight finishes first; its outcome schedules what follows.
+        if !i.needs_reconcile() || i.status == Status::InFlight {
+            if i.reconcile_at == Some(task_at) {
+                i.reconcile_at = None;
+                if i.status != Status::InFlight {
+                    s.put_intent(i);
+                }
+            }
             return None;
         }
-        let stamp = i.stamp_ns?;
+        let timeout = s.limits().call_timeout_seconds;
+        let expected = match matching::expected(&i.method, &i.arg, rt.self_id()) {
+            Ok(e) => e,
+            Err(why) => {
+                i.held_for_good = true;
+                i.reconcile_at = None;
+                i.finding = Some(format!("unreadable: {why}"));
+                i.updated_at = now;
+                s.put_intent(i);
+                return None;
+            }
+        };
         let icrc3 = s.targets.get(&i.canister).is_some_and(|t| t.icrc3);
-        if !icrc3 {
-            let mut i = i;
-            i.finding = Some(
-                "unreadable: the target does not list ICRC-3, so its history cannot be read".into(),
-            );
-            s.put_intent(i);
-            return None;
-        }
-        let tool = catalog::current(s).tool(&i.tool)?;
-        let amount = tool_host_core::codec::decode_args_with(tool.plan(), &tool.types, &i.arg)
-            .ok()
-            .and_then(|a| expected_amount(&a));
-        Some((
-            i.canister,
-            i.log_length.unwrap_or(0),
-            Expected {
-                memo: i.memo.clone(),
-                stamp,
-                amount,
-            },
-            s.limits().call_timeout_seconds,
-        ))
+        let scan = i.scan.clone().filter(|sc| sc.digest == i.digest);
+        let attempts = i.attempts.len() as u32;
+        let job = Job {
+            canister: i.canister,
+            digest: i.digest,
+            attempts,
+            from: i.scan_from(),
+            cursor: scan.as_ref().map_or(0, |sc| sc.cursor),
+            end: scan.and_then(|sc| (sc.end_attempts == attempts).then_some(sc.end).flatten()),
+            expected,
+            timeout,
+            icrc3,
+        };
+        crate::send::schedule_reconcile_at(s, &mut i, now.saturating_add(lease_ns(timeout)));
+        s.put_intent(i);
+        Some(job)
     });
-    let Some((canister, from, expected, timeout)) = job else {
+    let Some(job) = job else {
+        schedule::rearm(rt);
         return;
     };
-    let result = scan(rt, canister, from, &expected, timeout).await;
+    let mut learned_icrc3 = false;
+    let result = if job.icrc3 {
+        scan(rt, &job).await
+    } else {
+        // A target not known to list ICRC-3 is asked again, now: only its answer counts.
+        match lists_icrc3_now(rt, job.canister, job.timeout).await {
+            Ok(true) => {
+                learned_icrc3 = true;
+                scan(rt, &job).await
+            }
+            Ok(false) => Scan::Incomplete {
+                cursor: job.cursor,
+                end: job.end,
+                why: "unreadable: the target does not list ICRC-3, so its history cannot be read"
+                    .into(),
+            },
+            Err(why) => Scan::Incomplete {
+                cursor: job.cursor,
+                end: job.end,
+                why,
+            },
+        }
+    };
     let now = rt.now();
     rt.with_state(|s| {
+        if learned_icrc3 {
+            if let Some(mut t) = s.targets.get(&job.canister) {
+                t.icrc3 = true;
+                s.targets.insert(job.canister, t);
+                s.bump_catalog();
+            }
+        }
         let Some(mut i) = s.intents.get(&id) else {
             return;
         };
-        if !matches!(i.status, Status::Unknown | Status::Reconcile) {
+        // A send in flight, or an intent settled meanwhile: its own path moves it on.
+        if !i.needs_reconcile() || i.status == Status::InFlight {
             return;
         }
+        if i.digest != job.digest {
+            crate::send::schedule_reconcile(s, &mut i, now);
+            s.put_intent(i);
+            return;
+        }
+        let unchanged = i.attempts.len() as u32 == job.attempts;
+        let keep = |i: &mut crate::model::Intent, cursor: u64, end: Option<u64>| {
+            i.scan = Some(ScanState {
+                digest: job.digest,
+                cursor,
+                end: if unchanged { end } else { None },
+                end_attempts: job.attempts,
+            });
+        };
         match result {
+            // A block with these exact bytes is the original, whatever happened since.
             Scan::Found(block) => {
                 i.status = Status::Done;
-                settle(
-                    s,
-                    &mut i,
-                    now,
-                    "success",
-                    Some(format!("reconciled: found in block {block}")),
-                );
+                settle(s, &mut i, now, "success", Some(format!("reconciled: found in block {block}")));
             }
-            Scan::Absent { from, to } => settle(
+            Scan::Conflict(block, why) => {
+                i.status = Status::Reconcile;
+                i.held_for_good = true;
+                if let Some(at) = i.reconcile_at.take() {
+                    s.due.remove(&(at, task::RECONCILE, id));
+                }
+                i.finding = Some(format!("unreadable: block {block} has this intent's operation, account, memo and stamp but differs: {why}; held, never sent again"));
+            }
+            // Absent only if no send was made since the scan began (its end is then valid).
+            Scan::Absent { from, to } if unchanged => settle(
                 s,
                 &mut i,
                 now,
                 "not_executed",
                 Some(format!("reconciled: absent from blocks {from} to {to}")),
             ),
-            Scan::Incomplete(why) => {
+            Scan::Absent { from: _, to } => {
+                keep(&mut i, to, None);
+                i.finding = Some("reconciliation continues: the intent was sent again during the scan".into());
+                crate::send::schedule_reconcile(s, &mut i, now);
+            }
+            Scan::Progress { cursor, end } => {
+                keep(&mut i, cursor, end);
+                i.finding = Some(format!("reconciliation continues: read up to block {cursor}"));
+                let at = now.saturating_add(s.limits().reconcile_delay_seconds.saturating_mul(crate::send::SEC));
+                crate::send::schedule_reconcile_at(s, &mut i, at);
+            }
+            Scan::Incomplete { cursor, end, why } => {
+                keep(&mut i, cursor, end);
                 i.reconcile_tries += 1;
-                i.finding = Some(format!("reconciliation continues: {why}"));
-                schedule_reconcile(s, &mut i, now);
+                i.finding = Some(if why.starts_with("unreadable") { why } else { format!("reconciliation continues: {why}") });
+                crate::send::schedule_reconcile(s, &mut i, now);
             }
         }
         i.updated_at = now;

@@ -344,12 +344,29 @@ pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
             CallOutcome::NotSent(m) => errors.push(format!("{method}: not sent: {m}")),
         }
     }
+    // Only an answer changes whether the target lists ICRC-3: a failed read keeps what was
+    // known (turning it off would leave unknown outcomes unreconciled).
     let icrc3 = match rt
         .call(id, "icrc1_supported_standards", NO_ARGS.to_vec(), timeout)
         .await
     {
-        CallOutcome::Replied(bytes) => lists_icrc3(&bytes),
-        _ => false,
+        CallOutcome::Replied(bytes) => {
+            let listed = lists_icrc3(&bytes);
+            if listed.is_none() {
+                errors.push("icrc1_supported_standards: the reply does not decode".into());
+            }
+            listed
+        }
+        CallOutcome::Rejected { code, message } => {
+            errors.push(format!(
+                "icrc1_supported_standards: rejected ({code}) {message}"
+            ));
+            None
+        }
+        CallOutcome::NotSent(m) => {
+            errors.push(format!("icrc1_supported_standards: not sent: {m}"));
+            None
+        }
     };
     let now = rt.now();
     rt.with_state(|s| {
@@ -361,26 +378,29 @@ pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
             t.refs_json = Value::Object(merged).to_string();
             t.refs_updated_at = Some(now);
             t.refs_error = (!errors.is_empty()).then(|| errors.join("; "));
-            t.icrc3 = icrc3;
+            if let Some(listed) = icrc3 {
+                t.icrc3 = listed;
+            }
             s.targets.insert(id, t);
             s.bump_catalog();
         }
     });
 }
 
-fn lists_icrc3(bytes: &[u8]) -> bool {
-    let Ok(args) = IDLArgs::from_bytes(bytes) else {
-        return false;
-    };
+/// Whether an `icrc1_supported_standards` reply lists ICRC-3; `None` when it does not decode.
+pub fn lists_icrc3(bytes: &[u8]) -> Option<bool> {
+    let args = IDLArgs::from_bytes(bytes).ok()?;
     let Some(IDLValue::Vec(items)) = args.args.first() else {
-        return false;
+        return None;
     };
-    items.iter().any(|item| match item {
-        IDLValue::Record(fields) => fields
-            .iter()
-            .any(|f| matches!(&f.val, IDLValue::Text(t) if t == "ICRC-3")),
-        _ => false,
-    })
+    Some(items.iter().any(|item| {
+        match item {
+            IDLValue::Record(fields) => fields
+                .iter()
+                .any(|f| matches!(&f.val, IDLValue::Text(t) if t == "ICRC-3")),
+            _ => false,
+        }
+    }))
 }
 
 /// A ref's value as JSON: whole numbers as numbers (digit strings past u64), text as text.

@@ -10,12 +10,21 @@ use crate::send::settle;
 /// Tasks one tick takes at most; the rest run at the next tick (armed at once).
 pub const BATCH: usize = 32;
 
-/// Asks the runtime for a wake-up at the earliest due task, if that changed.
+/// When a tick that never finishes (its callback trapped) is followed by another: one call's
+/// deadline and a margin. A tick that does finish re-arms for the earliest task instead.
+pub fn fallback_ns(timeout_seconds: u32) -> u64 {
+    (timeout_seconds as u64 + 5) * 1_000_000_000
+}
+
+/// Asks the runtime for a wake-up at the earliest due task, if that changed (a wake-up that
+/// should have happened by now is asked for again: it fired, or its tick trapped).
 pub fn rearm<R: Runtime>(rt: &R) {
+    let now = rt.now();
     let want = rt.with_state(|s| {
         s.scheduled_since = None;
         let next = s.next_due();
-        if next.is_some() && next != s.armed_at {
+        let stale = s.armed_at.is_some_and(|a| a <= now);
+        if next.is_some() && (next != s.armed_at || stale) {
             s.armed_at = next;
             next
         } else {
@@ -27,20 +36,17 @@ pub fn rearm<R: Runtime>(rt: &R) {
     }
 }
 
-/// After a message that only added tasks: a wake-up earlier than the armed one when a new task
-/// needs it. Cheaper than [`rearm`] (no read of the task index); a wake-up armed for a task that
-/// is gone since only makes a tick that finds nothing and re-arms.
+/// After a message that only added tasks: nothing to do when the armed wake-up is still to
+/// come and no later than the new tasks; otherwise [`rearm`] (a wake-up is never moved past
+/// the earliest task, whatever a tick that trapped left behind).
 pub fn arm_new<R: Runtime>(rt: &R) {
-    let want = rt.with_state(|s| {
-        let at = s.scheduled_since.take()?;
-        if s.armed_at.is_some_and(|armed| armed <= at) {
-            return None;
-        }
-        s.armed_at = Some(at);
-        Some(at)
+    let now = rt.now();
+    let covered = rt.with_state(|s| match s.scheduled_since.take() {
+        None => true,
+        Some(at) => s.armed_at.is_some_and(|armed| armed <= at && armed > now),
     });
-    if let Some(at) = want {
-        rt.wake_at(at);
+    if !covered {
+        rearm(rt);
     }
 }
 
@@ -48,96 +54,127 @@ pub fn arm_new<R: Runtime>(rt: &R) {
 pub fn restart<R: Runtime>(rt: &R) {
     rt.with_state(|s| {
         s.armed_at = None;
-        s.running.clear();
     });
     rearm(rt);
 }
 
+/// Runs the due tasks, at most [`BATCH`]. A task leaves the index only when it is done, in the
+/// same step as its work; one that awaits (a reconciliation) is leased first (moved past its
+/// calls), so a trap or an upgrade in between leaves it due again, never lost. Nothing but the
+/// stable index says what is due or running.
 pub async fn tick<R: Runtime>(rt: &R) {
     let now = rt.now();
-    let batch: Vec<(u8, u64)> = rt.with_state(|s| {
-        s.armed_at = None;
-        let due: Vec<(u64, u8, u64)> = s
-            .due
+    // If this tick never finishes (a callback traps), a wake-up is still armed: the fallback.
+    let fallback = rt.with_state(|s| {
+        let at = now.saturating_add(fallback_ns(s.limits().call_timeout_seconds));
+        s.armed_at = Some(at);
+        at
+    });
+    rt.wake_at(fallback);
+    let batch: Vec<(u64, u8, u64)> = rt.with_state(|s| {
+        s.due
             .keys()
             .take_while(|(at, _, _)| *at <= now)
             .take(BATCH)
-            .collect();
-        let mut out = vec![];
-        for key in due {
-            s.due.remove(&key);
-            if s.running.insert((key.1, key.2)) {
-                out.push((key.1, key.2));
+            .collect()
+    });
+    for key in batch {
+        let (at, kind, id) = key;
+        match kind {
+            task::RECONCILE => crate::reconcile::run(rt, id, at).await,
+            task::REFRESH => {
+                // The next refresh is scheduled before this one's awaits.
+                if take_refresh(rt, key) {
+                    refresh(rt).await;
+                }
+            }
+            _ => {
+                let now = rt.now();
+                rt.with_state(|s| {
+                    if s.due.remove(&key).is_some() {
+                        match kind {
+                            task::EXPIRE => expire(s, id, now),
+                            task::PRUNE => prune(s, id, now),
+                            task::WATCHDOG => watchdog(s, id, at, now),
+                            _ => {}
+                        }
+                    }
+                });
             }
         }
-        out
-    });
-    for (kind, id) in batch {
-        match kind {
-            task::EXPIRE => expire(rt, id),
-            task::PRUNE => prune(rt, id),
-            task::RECONCILE => crate::reconcile::run(rt, id).await,
-            task::REFRESH => refresh(rt).await,
-            _ => {}
-        }
-        rt.with_state(|s| s.running.remove(&(kind, id)));
     }
     rearm(rt);
 }
 
-/// A preview never confirmed settles as expired.
-fn expire<R: Runtime>(rt: &R, id: u64) {
-    let now = rt.now();
-    rt.with_state(|s| {
-        if let Some(mut i) = s.intents.get(&id) {
-            if i.status.is_final() {
-                // Settled before its expiry: its prune was left to this task.
-                crate::send::schedule_prune(s, &i);
-            } else if i.status == Status::Open && now >= i.expires_at {
-                settle(
-                    s,
-                    &mut i,
-                    now,
-                    "expired",
-                    Some("the preview expired before it was confirmed".into()),
-                );
-                s.put_intent(i);
-            }
-        }
-    });
-}
-
-/// Settled intents are removed once the retention period has passed.
-fn prune<R: Runtime>(rt: &R, id: u64) {
-    let now = rt.now();
-    rt.with_state(|s| {
-        let retention = s.limits().retention_seconds.saturating_mul(1_000_000_000);
-        if let Some(i) = s.intents.get(&id) {
-            if !i.status.is_final() {
-                return;
-            }
-            let due = i
-                .settled_at
-                .unwrap_or(i.updated_at)
-                .saturating_add(retention);
-            if now >= due {
-                s.remove_intent(id);
-            } else {
-                // The retention period grew since: wait for the new one.
-                crate::send::schedule_prune(s, &i);
-            }
-        }
-    });
-}
-
-/// Reads every target's refs again, then schedules the next refresh.
-async fn refresh<R: Runtime>(rt: &R) {
-    let ids: Vec<candid::Principal> = rt.with_state(|s| s.targets.keys().collect());
-    for id in ids {
-        registry::refresh_target(rt, id).await;
+/// A send still in flight at its watchdog: its callback trapped or never ran, so its reply is
+/// lost; its outcome is unknown (or, if the transfer itself was never sent, not executed).
+fn watchdog<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+    id: u64,
+    at: u64,
+    now: u64,
+) {
+    let Some(journal) = s.in_flight.get(&id).filter(|e| e.watchdog_at == at) else {
+        return;
+    };
+    let Some(mut i) = s.intents.get(&id) else {
+        return;
+    };
+    if i.status != Status::InFlight {
+        return;
     }
+    crate::send::abandon_send(
+        s,
+        &mut i,
+        &journal,
+        now,
+        "no reply was applied by the watchdog's time: the send's callback trapped or never ran",
+    );
+    s.put_intent(i);
+}
+
+/// A preview never confirmed settles as expired.
+fn expire<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u64, now: u64) {
+    if let Some(mut i) = s.intents.get(&id) {
+        if i.status.is_final() {
+            // Settled before its expiry: its prune was left to this task.
+            crate::send::schedule_prune(s, &i);
+        } else if i.status == Status::Open && now >= i.expires_at {
+            settle(
+                s,
+                &mut i,
+                now,
+                "expired",
+                Some("the preview expired before it was confirmed".into()),
+            );
+            s.put_intent(i);
+        }
+        // In flight: the send's outcome decides (an open intent gets its expiry again then).
+    }
+}
+
+/// Settled intents are removed once the retention period (and their stamp's window) passed.
+fn prune<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u64, now: u64) {
+    if let Some(i) = s.intents.get(&id) {
+        if !i.status.is_final() {
+            return;
+        }
+        if now >= crate::send::prune_due(s, &i) {
+            s.remove_intent(id);
+        } else {
+            // The retention period grew since: wait for the new one.
+            crate::send::schedule_prune(s, &i);
+        }
+    }
+}
+
+/// Takes the refresh task and schedules the next one, in one step before any await.
+fn take_refresh<R: Runtime>(rt: &R, key: (u64, u8, u64)) -> bool {
     let now = rt.now();
     rt.with_state(|s| {
+        if s.due.remove(&key).is_none() {
+            return false;
+        }
         let at = now.saturating_add(
             s.limits()
                 .refs_refresh_seconds
@@ -145,6 +182,17 @@ async fn refresh<R: Runtime>(rt: &R) {
         );
         s.schedule(at, task::REFRESH, 0);
         s.update_config(|c| c.refresh_at = Some(at));
+        true
+    })
+}
+
+/// Reads every target's refs again (the next refresh is already scheduled).
+async fn refresh<R: Runtime>(rt: &R) {
+    let ids: Vec<candid::Principal> = rt.with_state(|s| s.targets.keys().collect());
+    for id in ids {
+        registry::refresh_target(rt, id).await;
+    }
+    rt.with_state(|s| {
         crate::catalog::current(s);
     });
 }

@@ -1,10 +1,11 @@
-//! Sending a confirmed intent: the in-flight mark and the journal before every await, the call,
-//! the reply's class, and the outcome table after it. Nothing after an await can trap.
+//! Sending a confirmed intent: the in-flight mark, its watchdog and the journal before every
+//! await, the call, the reply's class, and the outcome table after it. Only the send that made
+//! an attempt applies that attempt's reply; nothing after an await can trap.
 
 use crate::auth;
 use crate::catalog;
 use crate::errors::*;
-use crate::model::{task, Attempt, AttemptResult, Intent, Status};
+use crate::model::{task, Attempt, AttemptResult, InFlight, Intent, Status, StoredName};
 use crate::outcome::{self, Follow, SendResult};
 use crate::reconcile;
 use crate::results::{self, Answer};
@@ -16,8 +17,23 @@ use candid::{IDLValue, Principal};
 use ic_stable_structures::Memory;
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use tool_host_core::read::{read_tool_input_text, ReadContext};
+use std::collections::BTreeMap;
+use tool_host_core::read::{read_tool_input, NameEntry, ReadContext};
 use tool_host_core::{codec, display};
+
+pub const SEC: u64 = 1_000_000_000;
+/// ICRC-1's deduplication window and permitted drift: a stamp older than both can never be
+/// deduplicated (or accepted) again, so its floor need not be kept longer.
+pub const DEDUP_WINDOW_NS: u64 = 24 * 3_600 * SEC;
+pub const PERMITTED_DRIFT_NS: u64 = 60 * SEC;
+/// How long a stamp's floor is kept after it was handed out (and its intent at least as long).
+pub const FLOOR_KEEP_NS: u64 = DEDUP_WINDOW_NS + 2 * PERMITTED_DRIFT_NS;
+
+/// When the watchdog gives up on a send whose calls are bounded by `timeout` seconds: the
+/// journal read and the send each end by their deadline, and the callback runs soon after.
+pub fn watchdog_delay(timeout_seconds: u32) -> u64 {
+    (2 * timeout_seconds as u64 + 300) * SEC
+}
 
 /// The answer for an intent that is settled: its outcome again, without sending.
 pub fn settled_answer(i: &Intent) -> ToolResult {
@@ -42,6 +58,8 @@ pub fn settled_answer(i: &Intent) -> ToolResult {
 struct Prepared {
     /// The intent as stored in flight: only this send's `finish` changes it until then.
     intent: Intent,
+    /// The attempt this send made (the intent's attempt count once marked).
+    attempt: u32,
     tool: catalog::ToolRef,
     journal: bool,
     timeout: u32,
@@ -79,33 +97,42 @@ pub async fn send<R: Runtime>(
         let cat = catalog::current(s);
         let tool = cat.tool(&i.tool).ok_or_else(|| err(NOT_FOUND, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
         let journal = i.has_stamp() && cat.icrc3.contains(&i.canister);
+        let timeout = s.limits().call_timeout_seconds;
         i.before_send = Some(i.status);
         i.status = Status::InFlight;
         i.confirm_requested_at = None;
         i.updated_at = now;
-        i.attempts.push(Attempt { at: now, digest: i.digest, result: AttemptResult::Pending });
+        i.attempts.push(Attempt { at: now, digest: i.digest, result: AttemptResult::Pending, log_length: None });
+        let attempt = i.attempts.len() as u32;
+        let watchdog_at = now.saturating_add(watchdog_delay(timeout));
+        s.in_flight.insert(id, InFlight { attempt, log_length: None, journals: journal, watchdog_at });
+        s.schedule(watchdog_at, task::WATCHDOG, id);
         s.put_intent(i.clone());
-        Ok(Ok(Prepared { intent: i, tool, journal, timeout: s.limits().call_timeout_seconds }))
+        Ok(Ok(Prepared { intent: i, attempt, tool, journal, timeout }))
     })?;
     rt.mark("confirm: marked in flight");
     let p = match step {
         Ok(p) => p,
         Err(answer) => return Ok(answer),
     };
+    schedule::arm_new(rt);
     if p.journal {
         // The target's log length, journaled before the send: reconciliation starts there.
         match reconcile::read_log_length(rt, p.intent.canister, p.timeout).await {
             Ok(n) => {
                 rt.mark("confirm: log length read");
-                rt.with_state(|s| s.journal_log_length(id, n));
+                // Re-checked after the await: a watchdog or an upgrade may have moved the
+                // intent on; then this send sends nothing.
+                if !rt.with_state(|s| s.journal_log_length(id, p.attempt, n)) {
+                    return Ok(moved_on(rt, id));
+                }
                 rt.mark("confirm: journaled");
             }
             Err(m) => {
                 return Ok(finish(
                     rt,
                     id,
-                    Some(p.intent),
-                    &p.tool,
+                    p,
                     SendResult::NotSent(format!(
                         "the target's log length could not be read before the send: {m}"
                     )),
@@ -126,7 +153,7 @@ pub async fn send<R: Runtime>(
         classify(&p.tool, reply, refs)
     });
     rt.mark("confirm: classified");
-    let answer = finish(rt, id, Some(p.intent), &p.tool, result);
+    let answer = finish(rt, id, p, result);
     rt.mark("confirm: finished");
     Ok(answer)
 }
@@ -194,31 +221,46 @@ fn ledger_time(v: Option<&IDLValue>, path: &[String]) -> Option<u64> {
     }
 }
 
-/// After the await: applies the outcome table and answers. Re-checks the intent first.
-fn finish<R: Runtime>(
-    rt: &R,
-    id: u64,
-    carried: Option<Intent>,
-    tool: &catalog::ToolRef,
-    result: SendResult,
-) -> ToolResult {
+/// The answer of a send whose intent moved on during its await (the watchdog, or a forced
+/// upgrade, made its outcome unknown): its reply is not applied, and the intent is reconciled.
+fn moved_on<R: Runtime>(rt: &R, id: u64) -> ToolResult {
     let now = rt.now();
-    let answer = rt.with_state(|s| {
-        let journal = s.in_flight.get(&id);
-        // Still in flight: nothing but this finish changes it, so the copy carried across the
-        // await is what is stored (the in-flight index says so without decoding the intent).
-        let stored = match (carried, journal) {
-            (Some(i), Some(_)) => Some(i),
-            _ => s.intents.get(&id),
-        };
-        let Some(mut i) = stored else {
-            return results::error(format!("intent {id} vanished during its send"), json!({ "intent_id": id.to_string() }), Some("unknown"));
-        };
-        if i.status != Status::InFlight {
-            return results::error(format!("intent {id} changed during its send"), Answer::of(&i), i.outcome.as_deref());
+    let answer = rt.with_state(|s| match s.intents.get(&id) {
+        Some(mut i) => {
+            if ensure_tasks(s, &mut i, now) {
+                s.put_intent(i.clone());
+            }
+            results::error(
+                format!("Intent {id} moved on during this send (its outcome was made unknown); this send's reply is not applied, and the intent is reconciled from the target's history."),
+                Answer::of(&i),
+                Some("unknown"),
+            )
         }
-        if let Some(n) = journal.filter(|n| *n != crate::state::NO_LOG_LENGTH) {
-            i.log_length = Some(n);
+        None => results::error(
+            format!("intent {id} vanished during its send"),
+            json!({ "intent_id": id.to_string() }),
+            Some("unknown"),
+        ),
+    });
+    schedule::arm_new(rt);
+    answer
+}
+
+/// After the await: applies the outcome table and answers, if this send is still the intent's
+/// send in flight.
+fn finish<R: Runtime>(rt: &R, id: u64, p: Prepared, result: SendResult) -> ToolResult {
+    let now = rt.now();
+    let ours = rt.with_state(|s| s.in_flight.get(&id).filter(|e| e.attempt == p.attempt));
+    let Some(journal) = ours else {
+        return moved_on(rt, id);
+    };
+    let tool = p.tool;
+    let answer = rt.with_state(|s| {
+        // Still this send's: nothing but this finish changes an intent in flight, so the copy
+        // carried across the await is what is stored.
+        let mut i = p.intent;
+        if let Some(last) = i.attempts.last_mut() {
+            last.log_length = journal.log_length;
         }
         let management = i.canister == Principal::management_canister();
         let (word, follow) = outcome::apply(&mut i, &result, management);
@@ -228,10 +270,13 @@ fn finish<R: Runtime>(
             Follow::Nothing => {}
             Follow::Reconcile => schedule_reconcile(s, &mut i, now),
             Follow::Restamp { cap } => {
-                if let Err(why) = restamp(s, &mut i, tool, now, cap) {
-                    // The input no longer reads (refs changed): nothing to send again.
+                if let Err(e) = restamp(s, &mut i, &tool, now, cap) {
+                    let (word, why) = match e {
+                        RestampError::Input(why) => ("fix_input", why),
+                        RestampError::Stamp(why) => ("fail", why),
+                    };
                     restamp_issue = Some(why.clone());
-                    settle(s, &mut i, now, "fix_input", Some(format!("could not be stamped again: {why}")));
+                    settle(s, &mut i, now, word, Some(format!("could not be stamped again: {why}")));
                 }
             }
         }
@@ -240,6 +285,7 @@ fn finish<R: Runtime>(
             let finding = i.finding.clone();
             settle(s, &mut i, now, &word, finding);
         }
+        ensure_tasks(s, &mut i, now);
         let outcome_word = i.outcome.clone().unwrap_or_else(|| word.to_string());
         let mut v = Answer::of(&i);
         v.outcome = Some(&outcome_word);
@@ -247,7 +293,7 @@ fn finish<R: Runtime>(
             v.restamp_error = Some(why);
         }
         let text = match word {
-            "retry_new" => format!("Intent {id}: the target asked for a new stamp; a new preview waits for the owner's confirmation: {}", i.summary),
+            "retry_new" if i.status == Status::Open => format!("Intent {id}: the target asked for a new stamp; a new preview waits for the owner's confirmation: {}", i.summary),
             w => {
                 // Every send ends here: pushed, not formatted.
                 let mut t = String::with_capacity(32 + w.len() + i.summary.len());
@@ -262,7 +308,7 @@ fn finish<R: Runtime>(
                 t
             }
         };
-        let failed = matches!(outcome_word.as_str(), "fail" | "fix_input" | "unknown" | "reconcile" | "not_executed");
+        let failed = matches!(outcome_word.as_str(), "fail" | "fix_input" | "unknown" | "reconcile" | "not_executed" | "expired");
         let answer = if failed {
             results::error(text, v, Some(&outcome_word))
         } else {
@@ -274,6 +320,70 @@ fn finish<R: Runtime>(
     // A send only adds tasks (a reconciliation, a new preview's expiry, a prune).
     schedule::arm_new(rt);
     answer
+}
+
+/// Gives a send that will never be finished (its callback trapped or was lost in an upgrade)
+/// an unknown outcome, and schedules its reconciliation.
+pub fn abandon_send<M: Memory>(
+    s: &mut State<M>,
+    i: &mut Intent,
+    journal: &InFlight,
+    now: u64,
+    why: &str,
+) {
+    if let Some(last) = i.attempts.last_mut() {
+        last.log_length = journal.log_length;
+    }
+    let management = i.canister == Principal::management_canister();
+    // A send that journals first made no call before its journal was written.
+    let result = if journal.journals && journal.log_length.is_none() {
+        SendResult::NotSent(format!(
+            "{why}; the call itself was not made yet (no log length was journaled)"
+        ))
+    } else {
+        SendResult::Undecodable(why.to_string())
+    };
+    let (_, follow) = outcome::apply(i, &result, management);
+    if follow == Follow::Reconcile {
+        schedule_reconcile(s, i, now);
+    }
+    i.updated_at = now;
+    ensure_tasks(s, i, now);
+}
+
+/// Makes sure an intent has the task that moves it on, whatever happened to it meanwhile: an
+/// open preview its expiry (or it expires now, if that passed during a send), an unknown or
+/// held one with a stamp its reconciliation. Answers whether the intent changed.
+pub fn ensure_tasks<M: Memory>(s: &mut State<M>, i: &mut Intent, now: u64) -> bool {
+    match i.status {
+        Status::Open if now >= i.expires_at => {
+            settle(
+                s,
+                i,
+                now,
+                "expired",
+                Some(
+                    "the preview expired while it was being sent, and that send was not executed"
+                        .into(),
+                ),
+            );
+            true
+        }
+        Status::Open => {
+            s.due.insert((i.expires_at, task::EXPIRE, i.id), ());
+            false
+        }
+        _ if i.needs_reconcile() => {
+            let scheduled = i
+                .reconcile_at
+                .is_some_and(|at| s.due.contains_key(&(at, task::RECONCILE, i.id)));
+            if !scheduled {
+                schedule_reconcile(s, i, now);
+            }
+            !scheduled
+        }
+        _ => false,
+    }
 }
 
 /// Settles an intent: final status, the outcome word, and its removal after the retention period.
@@ -293,6 +403,9 @@ pub fn settle<M: Memory>(
     }
     i.settled_at = Some(now);
     i.updated_at = now;
+    if let Some(at) = i.reconcile_at.take() {
+        s.due.remove(&(at, task::RECONCILE, i.id));
+    }
     // Before its preview's expiry an intent's EXPIRE task is still due, and schedules the prune
     // when it runs (schedule.rs): a send settling in time writes no task of its own.
     if now >= i.expires_at {
@@ -300,61 +413,148 @@ pub fn settle<M: Memory>(
     }
 }
 
-/// The task that removes a settled intent once the retention period has passed.
-pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent) {
-    let retention = s.limits().retention_seconds.saturating_mul(1_000_000_000);
+/// When a settled intent may be removed: after the retention period, and not before its stamp
+/// has passed every ledger's deduplication window (its floor goes with it).
+pub fn prune_due<M: Memory>(s: &State<M>, i: &Intent) -> u64 {
+    let retention = s.limits().retention_seconds.saturating_mul(SEC);
     let settled = i.settled_at.unwrap_or(i.updated_at);
-    s.schedule(settled.saturating_add(retention), task::PRUNE, i.id);
+    let mut due = settled.saturating_add(retention);
+    if let Some(stamp) = i.stamp_ns {
+        due = due.max(stamp.saturating_add(FLOOR_KEEP_NS));
+    }
+    due
 }
 
+/// The task that removes a settled intent once it is due (see [`prune_due`]).
+pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent) {
+    let at = prune_due(s, i);
+    s.schedule(at, task::PRUNE, i.id);
+}
+
+/// Schedules the intent's one reconcile task at the next back-off step (replacing any other).
 pub fn schedule_reconcile<M: Memory>(s: &mut State<M>, i: &mut Intent, now: u64) {
-    let base = s
-        .limits()
-        .reconcile_delay_seconds
-        .saturating_mul(1_000_000_000);
+    let base = s.limits().reconcile_delay_seconds.saturating_mul(SEC);
     // Backs off: 1, 2, 4, ... times the delay, at most an hour.
     let factor = 1u64 << i.reconcile_tries.min(12);
-    let delay = base.saturating_mul(factor).min(3_600_000_000_000);
-    s.schedule(now.saturating_add(delay), task::RECONCILE, i.id);
+    let delay = base.saturating_mul(factor).min(3_600 * SEC);
+    schedule_reconcile_at(s, i, now.saturating_add(delay));
 }
 
-/// retry_new: reads the stored input again against a new clock (capped by the ledger's time for
-/// CreatedInFuture), makes new bytes, a new stamp and memo, and a new preview to confirm.
+/// Moves the intent's one reconcile task to `at`.
+pub fn schedule_reconcile_at<M: Memory>(s: &mut State<M>, i: &mut Intent, at: u64) {
+    if let Some(old) = i.reconcile_at.take() {
+        s.due.remove(&(old, task::RECONCILE, i.id));
+    }
+    s.schedule(at, task::RECONCILE, i.id);
+    i.reconcile_at = Some(at);
+}
+
+/// Why an intent could not be stamped again.
+pub enum RestampError {
+    /// The stored input no longer reads (refs changed, the canister is gone).
+    Input(String),
+    /// No stamp above the arguments' floor that the target would accept.
+    Stamp(String),
+}
+
+/// The stamp for a new or re-stamped intent: above every stamp handed out for the same
+/// arguments (`floor`), at the clock, or for a `CreatedInFuture` capped by the target's
+/// `ledger_time`. A cap that would go to or below the floor is moved just above it if the
+/// target still accepts that, else refused (nothing is sent).
+pub fn choose_stamp(now: u64, cap: Option<u64>, floor: Option<u64>) -> Result<u64, String> {
+    let above = |f: Option<u64>, t: u64| f.map_or(t, |f| t.max(f.saturating_add(1)));
+    let Some(ledger_time) = cap else {
+        return Ok(above(floor, now));
+    };
+    let candidate = now.min(ledger_time);
+    if candidate.saturating_add(DEDUP_WINDOW_NS) < now {
+        return Err(format!(
+            "the target's clock ({ledger_time}) is more than a day behind the tool host's ({now})"
+        ));
+    }
+    match floor {
+        Some(f) if candidate <= f => {
+            let next = f.saturating_add(1);
+            // Still well inside the drift the target permits after its own time.
+            if next <= ledger_time.saturating_add(PERMITTED_DRIFT_NS / 2) {
+                Ok(next)
+            } else {
+                Err(format!("the target's clock ({ledger_time}) is not yet past the last stamp handed out for these arguments ({f}); a stamp at or below it could repeat an earlier transaction; prepare it again when the target's clock has passed it"))
+            }
+        }
+        _ => Ok(candidate),
+    }
+}
+
+/// The name sets an intent's input used, as the reader takes them.
+pub fn names_map(names: &[StoredName]) -> BTreeMap<String, Vec<NameEntry>> {
+    let mut out: BTreeMap<String, Vec<NameEntry>> = BTreeMap::new();
+    for n in names {
+        if let Some(value) = n.value.to_value() {
+            out.entry(n.set.clone()).or_default().push(NameEntry {
+                name: n.name.clone(),
+                value,
+            });
+        }
+    }
+    out
+}
+
+/// retry_new: reads the stored input again against a new stamp (above the arguments' floor;
+/// capped by the ledger's time for CreatedInFuture) with the names it was prepared with, makes
+/// new bytes, a new stamp and memo, and a new preview to confirm.
 fn restamp<M: Memory>(
     s: &mut State<M>,
     i: &mut Intent,
     tool: &catalog::ToolRef,
     now: u64,
     cap: Option<u64>,
-) -> Result<(), String> {
+) -> Result<(), RestampError> {
     let plan = tool.plan();
-    let stamp = match cap {
-        Some(ledger_time) => now.min(ledger_time),
-        None => now,
+    // A plain re-stamp goes above every stamp of these arguments; a cap above those of the
+    // intents before this one, and never onto this intent's own last stamp.
+    let floor = match cap {
+        None => s.stamp_floor(i.owner, i.identity),
+        Some(_) => i.prior_floor,
     };
+    let stamp = choose_stamp(now, cap, floor).map_err(RestampError::Stamp)?;
+    if Some(stamp) == i.stamp_ns {
+        return Err(RestampError::Stamp(format!(
+            "the target's clock gives this intent's own last stamp ({stamp}) again"
+        )));
+    }
     let cat = catalog::current(s);
     let canisters = cat.canisters.clone();
     let canister = cat
         .canister(&i.canister)
         .cloned()
-        .ok_or("the target canister is no longer registered")?;
+        .ok_or_else(|| RestampError::Input("the target canister is no longer registered".into()))?;
+    let names = names_map(&i.names);
     let ctx = ReadContext {
         canisters: &canisters,
         now_ns: Some(stamp),
         owner: Some(i.owner),
-        names: None,
+        names: (!i.names.is_empty()).then_some(&names),
         memo: None,
     };
-    let out = read_tool_input_text(plan, &i.input_json, &ctx).map_err(|issues| {
-        issues
-            .iter()
-            .map(|x| format!("{} {}", x.code, x.message))
-            .collect::<Vec<_>>()
-            .join("; ")
+    let input: serde_json::Value = serde_json::from_str(&i.input_json)
+        .map_err(|e| RestampError::Input(format!("the stored input is not JSON: {e}")))?;
+    let out = read_tool_input(plan, &input, &ctx).map_err(|issues| {
+        RestampError::Input(
+            issues
+                .iter()
+                .map(|x| format!("{} {}", x.code, x.message))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
     })?;
-    let bytes = codec::encode_args_with(plan, &tool.types, &out.args)?;
+    let bytes =
+        codec::encode_args_with(plan, &tool.types, &out.args).map_err(RestampError::Input)?;
     let preview = display::preview(plan, &out, &canister, &bytes, &i.id.to_string());
-    let ttl = s.limits().preview_ttl_seconds.saturating_mul(1_000_000_000);
+    let ttl = s.limits().preview_ttl_seconds.saturating_mul(SEC);
+    if let Some(stamp) = out.stamp_ns {
+        s.raise_stamp_floor(i.owner, i.identity, stamp);
+    }
     i.digest = Sha256::digest(&bytes).into();
     i.arg = bytes;
     i.stamp_ns = out.stamp_ns;
@@ -363,9 +563,19 @@ fn restamp<M: Memory>(
     i.preview_json = serde_json::to_string(&preview).unwrap_or_default();
     i.generation += 1;
     i.status = Status::Open;
+    i.scan = None;
+    // The old preview's expiry goes with it.
+    s.due.remove(&(i.expires_at, task::EXPIRE, i.id));
     i.expires_at = now.saturating_add(ttl);
     s.schedule(i.expires_at, task::EXPIRE, i.id);
     Ok(())
+}
+
+/// Whether the intent's current bytes were ever sent (a re-stamp makes bytes never sent).
+fn current_bytes_sent(i: &Intent) -> bool {
+    i.attempts
+        .iter()
+        .any(|a| a.digest == i.digest && a.result.may_have_executed())
 }
 
 /// The owner's decline: settles an intent that was never sent; after a send it stays as it is
@@ -403,20 +613,25 @@ pub fn decline<R: Runtime>(rt: &R, caller: Principal, id: u64) -> ApiResult<Tool
         if !sent_before {
             settle(s, &mut i, now, "declined", None);
             s.put_intent(i.clone());
+        } else if ensure_tasks(s, &mut i, now) {
+            s.put_intent(i.clone());
         }
         let mut v = Answer::of(&i);
         if sent_before && i.had_unknown {
             v.earlier_outcome = Some("unknown");
         }
         v.outcome = Some("declined");
-        let text = if sent_before {
-            format!(
-                "Intent {id} declined: nothing was sent now. It stays {} because it was sent before{}; confirming it later sends the same bytes.",
-                i.status.as_str(),
-                if i.had_unknown { " with an unknown outcome (that send may have executed)" } else { "" }
-            )
-        } else {
+        let text = if !sent_before {
             format!("Intent {id} declined and settled; nothing was sent.")
+        } else if i.status.is_final() {
+            format!("Intent {id} declined: nothing was sent now; it is settled ({}).", i.outcome.as_deref().unwrap_or("settled"))
+        } else {
+            format!(
+                "Intent {id} declined: nothing was sent now. It stays {} because it was sent before{}; confirming it later sends {}.",
+                i.status.as_str(),
+                if i.had_unknown { " with an unknown outcome (that send may have executed)" } else { "" },
+                if current_bytes_sent(&i) { "the same bytes" } else { "the bytes of its current preview (stamped again after the target asked for a new stamp)" }
+            )
         };
         Ok(results::ok(
             text,

@@ -9,9 +9,6 @@ use ic_stable_structures::{Memory, StableBTreeMap, StableCell};
 
 pub type VM<M> = VirtualMemory<M>;
 
-/// No log length journaled (the target does not list ICRC-3, or the read is still to come).
-pub const NO_LOG_LENGTH: u64 = u64::MAX;
-
 pub struct State<M: Memory> {
     pub config: StableCell<Config, VM<M>>,
     pub forms: StableBTreeMap<String, StoredForm, VM<M>>,
@@ -24,22 +21,27 @@ pub struct State<M: Memory> {
     pub owner_intents: StableBTreeMap<(Principal, u64), (), VM<M>>,
     pub open_counts: StableBTreeMap<Principal, u32, VM<M>>,
     pub due: StableBTreeMap<(u64, u8, u64), (), VM<M>>,
-    /// Intents in flight → the target's log length journaled before the send.
-    pub in_flight: StableBTreeMap<u64, u64, VM<M>>,
+    /// Intents in flight → the attempt, its journal and its watchdog.
+    pub in_flight: StableBTreeMap<u64, InFlight, VM<M>>,
+    /// Version 1's in-flight journal, opened only when it holds data (see `lifecycle`).
+    pub in_flight_v1: Option<StableBTreeMap<u64, u64, VM<M>>>,
+    /// (owner, identity) → the highest stamp handed out for those arguments.
+    pub stamp_floors: StableBTreeMap<(Principal, [u8; 32]), u64, VM<M>>,
     /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
     pub armed_at: Option<u64>,
     /// The earliest task scheduled since the timer was last armed (see `schedule::arm_new`).
     pub scheduled_since: Option<u64>,
-    /// Tasks taken by a running timer tick (so a second tick does not take them too).
-    pub running: std::collections::BTreeSet<(u8, u64)>,
 }
 
 impl<M: Memory + Clone> State<M> {
     /// Opens the state over a memory: empty structures on a fresh memory, the kept data after an upgrade.
     pub fn init(memory: M) -> Self {
         let mm = MemoryManager::init(memory);
+        let v1 = mm.get(memory::IN_FLIGHT_V1);
+        // A retired structure is opened only to read what an older version left in it.
+        let in_flight_v1 = (v1.size() > 0).then(|| StableBTreeMap::load(v1));
         State {
             config: StableCell::init(mm.get(memory::CONFIG), Config::default()),
             forms: StableBTreeMap::init(mm.get(memory::FORMS)),
@@ -52,10 +54,11 @@ impl<M: Memory + Clone> State<M> {
             open_counts: StableBTreeMap::init(mm.get(memory::OPEN_COUNTS)),
             due: StableBTreeMap::init(mm.get(memory::DUE)),
             in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
+            in_flight_v1,
+            stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
             catalog: None,
             armed_at: None,
             scheduled_since: None,
-            running: Default::default(),
         }
     }
 }
@@ -129,19 +132,27 @@ impl<M: Memory> State<M> {
                 }
             }
         }
-        let was_in_flight = matches!(before, Some((Status::InFlight, _)));
-        if status == Status::InFlight && !was_in_flight {
-            self.in_flight.insert(id, NO_LOG_LENGTH);
-        } else if status != Status::InFlight && was_in_flight {
-            self.in_flight.remove(&id);
+        // The in-flight entry is written by the send that marks the intent (`send`), and
+        // goes with the status.
+        if status != Status::InFlight && matches!(before, Some((Status::InFlight, _))) {
+            if let Some(e) = self.in_flight.remove(&id) {
+                self.due.remove(&(e.watchdog_at, task::WATCHDOG, id));
+            }
         }
     }
 
-    /// Recounts every index from the intents and says where they disagree (tests call it after
-    /// each scenario; it reads every intent, so never on a hot path).
+    /// Recounts every index from the intents and says where they disagree, and checks that
+    /// every intent has the task that moves it on: an open preview its expiry, a send in flight
+    /// its watchdog, an unknown or held intent with a stamp its reconciliation, a settled one
+    /// its prune (or the expiry that schedules it), and that every stamp is at or below its
+    /// arguments' floor. Tests call it after every step; it reads everything, so never on a
+    /// hot path.
     pub fn check_indexes(&self) -> Result<(), String> {
-        let mut owners = std::collections::BTreeSet::new();
-        let mut open: std::collections::BTreeMap<Principal, u32> = Default::default();
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut owners = BTreeSet::new();
+        let mut open: BTreeMap<Principal, u32> = Default::default();
+        let tasks: BTreeSet<(u64, u8, u64)> = self.due.keys().collect();
+        let kinds: BTreeSet<(u64, u8)> = tasks.iter().map(|(_, k, id)| (*id, *k)).collect();
         for e in self.intents.iter() {
             let (id, i) = e.into_pair();
             owners.insert((i.owner, id));
@@ -152,20 +163,59 @@ impl<M: Memory> State<M> {
                     return Err(format!("open intent {id}: its identity key names {key:?}"));
                 }
             }
-            if (i.status == Status::InFlight) != self.in_flight.contains_key(&id) {
+            let journal = self.in_flight.get(&id);
+            if (i.status == Status::InFlight) != journal.is_some() {
                 return Err(format!(
                     "intent {id} ({:?}): the in-flight journal disagrees",
                     i.status
                 ));
             }
+            if let Some(j) = journal {
+                if j.attempt as usize != i.attempts.len()
+                    || i.attempts.last().map(|a| &a.result) != Some(&AttemptResult::Pending)
+                {
+                    return Err(format!(
+                        "intent {id}: in flight as attempt {}, but it has {} attempts",
+                        j.attempt,
+                        i.attempts.len()
+                    ));
+                }
+                if !tasks.contains(&(j.watchdog_at, task::WATCHDOG, id)) {
+                    return Err(format!("intent {id} is in flight without its watchdog"));
+                }
+            }
+            if i.status == Status::Open && !tasks.contains(&(i.expires_at, task::EXPIRE, id)) {
+                return Err(format!(
+                    "open intent {id} has no expiry task at {}",
+                    i.expires_at
+                ));
+            }
+            if i.needs_reconcile() && !kinds.contains(&(id, task::RECONCILE)) {
+                return Err(format!(
+                    "intent {id} ({:?}, {:?}) waits for reconciliation without a task",
+                    i.status, i.finding
+                ));
+            }
+            if i.status.is_final()
+                && !kinds.contains(&(id, task::PRUNE))
+                && !tasks.contains(&(i.expires_at, task::EXPIRE, id))
+            {
+                return Err(format!("settled intent {id} has no prune task"));
+            }
+            if let Some(stamp) = i.stamp_ns {
+                let floor = self.stamp_floor(i.owner, i.identity);
+                if floor.is_none_or(|f| f < stamp) {
+                    return Err(format!(
+                        "intent {id}: its stamp {stamp} is above its arguments' floor {floor:?}"
+                    ));
+                }
+            }
         }
-        let indexed: std::collections::BTreeSet<_> =
-            self.owner_intents.iter().map(|e| *e.key()).collect();
+        let indexed: BTreeSet<_> = self.owner_intents.iter().map(|e| *e.key()).collect();
         if indexed != owners {
             return Err("the owner index does not list exactly the intents".into());
         }
-        let counts: std::collections::BTreeMap<_, _> =
-            self.open_counts.iter().map(|e| e.into_pair()).collect();
+        let counts: BTreeMap<_, _> = self.open_counts.iter().map(|e| e.into_pair()).collect();
         if counts != open {
             return Err(format!("open counts {counts:?}, recounted {open:?}"));
         }
@@ -200,20 +250,34 @@ impl<M: Memory> State<M> {
         }
     }
 
-    /// Journals the target's log length of a send in flight (kept beside the intent, so the
-    /// intent itself is not rewritten before the send).
-    pub fn journal_log_length(&mut self, id: u64, log_length: u64) -> bool {
-        if self.in_flight.contains_key(&id) {
-            self.in_flight.insert(id, log_length);
-            true
-        } else {
-            false
+    /// Journals the target's log length of a send in flight, if that send (attempt) is still
+    /// the one in flight (kept beside the intent, so the intent is not rewritten before the send).
+    pub fn journal_log_length(&mut self, id: u64, attempt: u32, log_length: u64) -> bool {
+        match self.in_flight.get(&id) {
+            Some(mut e) if e.attempt == attempt => {
+                e.log_length = Some(log_length);
+                self.in_flight.insert(id, e);
+                true
+            }
+            _ => false,
         }
     }
 
     /// The log length journaled for a send in flight.
     pub fn journaled_log_length(&self, id: u64) -> Option<u64> {
-        self.in_flight.get(&id).filter(|n| *n != NO_LOG_LENGTH)
+        self.in_flight.get(&id).and_then(|e| e.log_length)
+    }
+
+    /// The highest stamp handed out for these arguments.
+    pub fn stamp_floor(&self, owner: Principal, identity: [u8; 32]) -> Option<u64> {
+        self.stamp_floors.get(&(owner, identity))
+    }
+
+    /// Records a stamp handed out: every later stamp for these arguments is above it.
+    pub fn raise_stamp_floor(&mut self, owner: Principal, identity: [u8; 32], stamp: u64) {
+        if self.stamp_floor(owner, identity).is_none_or(|f| f < stamp) {
+            self.stamp_floors.insert((owner, identity), stamp);
+        }
     }
 
     /// Removes a settled intent and its index entries (retention has passed).
@@ -221,6 +285,14 @@ impl<M: Memory> State<M> {
         if let Some(i) = self.intents.remove(&id) {
             self.owner_intents.remove(&(i.owner, id));
             self.in_flight.remove(&id);
+            // Its stamp no longer needs a floor once it is past any ledger's window (the prune
+            // waits for that: send::prune_due).
+            if let (Some(stamp), Some(floor)) = (i.stamp_ns, self.stamp_floor(i.owner, i.identity))
+            {
+                if floor <= stamp {
+                    self.stamp_floors.remove(&(i.owner, i.identity));
+                }
+            }
             if !i.status.is_final() {
                 if self.intent_keys.get(&(i.owner, i.identity)) == Some(id) {
                     self.intent_keys.remove(&(i.owner, i.identity));

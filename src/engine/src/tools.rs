@@ -4,19 +4,20 @@
 use crate::auth;
 use crate::catalog;
 use crate::errors::*;
-use crate::model::{task, Intent, Status};
+use crate::model::{task, Intent, Status, StoredName};
 use crate::names;
 use crate::results::{self, Answer};
 use crate::runtime::{CallOutcome, Runtime};
 use crate::schedule;
 use crate::send;
+use crate::stored_value::StoredValue;
 use crate::types::*;
 use candid::Principal;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use tool_host_core::plan::{ToolKind, ToolPlan, ToolPlans, COMMIT_TOOL};
-use tool_host_core::read::{read_tool_input_text, Canister, ReadContext};
+use tool_host_core::read::{read_tool_input, Canister, NameEntry, ReadContext};
 use tool_host_core::{codec, display};
 
 /// The MCP tool definitions (JSON text), for anyone, the anonymous caller included.
@@ -63,42 +64,94 @@ pub async fn call_tool<R: Runtime>(
 }
 
 /// Which canister an input names, before reading it (name sets are read from that canister).
-fn input_canister(input: &str) -> Option<Principal> {
-    let v: Value = serde_json::from_str(input).ok()?;
-    tool_host_core::text::principal::parse_principal(v.get("canister_id")?.as_str()?).ok()
+fn input_canister(input: &Value) -> Option<Principal> {
+    tool_host_core::text::principal::parse_principal(input.get("canister_id")?.as_str()?).ok()
 }
 
-async fn read_input<R: Runtime>(
-    rt: &R,
-    owner: Principal,
-    plan: &ToolPlan,
-    input: &str,
-    now: u64,
-) -> ApiResult<(tool_host_core::read::ReadOutput, Canister)> {
-    let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
-    let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
-    rt.mark("read_input: canisters");
-    // Name sets are read from the canister the input names, only for plans that use them.
-    let sets = names::sets_of(plan);
-    let names = if sets.is_empty() {
-        None
-    } else {
-        match input_canister(input) {
-            Some(c) if canisters.iter().any(|x| x.id == c) => {
-                Some(names::read_sets(rt, plan, c, timeout).await)
+/// The input as JSON, parsed once (the size was checked by `call_tool`).
+fn parse_input(input: &str) -> ApiResult<Value> {
+    serde_json::from_str(input).map_err(|e| {
+        input_err(vec![tool_host_core::issue::Issue {
+            param: String::new(),
+            path: "$input".into(),
+            code: tool_host_core::issue::Code::Input,
+            message: format!("the input is not JSON: {e}"),
+        }])
+    })
+}
+
+/// JSON text with object keys sorted and no spaces: what an intent keeps of its input.
+pub fn canonical_json(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (n, k) in keys.into_iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&m[k], out);
+                }
+                out.push('}');
             }
-            _ => None,
+            Value::Array(items) => {
+                out.push('[');
+                for (n, x) in items.iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
         }
-    };
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    out
+}
+
+/// The name sets a plan's inputs use, read from the canister the input names (once per call).
+async fn name_sets<R: Runtime>(
+    rt: &R,
+    plan: &ToolPlan,
+    input: &Value,
+    canisters: &[Canister],
+) -> Option<std::collections::BTreeMap<String, Vec<NameEntry>>> {
+    if names::sets_of(plan).is_empty() {
+        return None;
+    }
+    let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
+    match input_canister(input) {
+        Some(c) if canisters.iter().any(|x| x.id == c) => {
+            Some(names::read_sets(rt, plan, c, timeout).await)
+        }
+        _ => None,
+    }
+}
+
+/// Reads an input against the plan at a given clock, with the name sets already read.
+fn read_with(
+    plan: &ToolPlan,
+    input: &Value,
+    canisters: &[Canister],
+    owner: Principal,
+    now: u64,
+    names: Option<&std::collections::BTreeMap<String, Vec<NameEntry>>>,
+) -> ApiResult<(tool_host_core::read::ReadOutput, Canister)> {
     let ctx = ReadContext {
-        canisters: &canisters,
+        canisters,
         now_ns: Some(now),
         owner: Some(owner),
-        names: names.as_ref(),
+        names,
         memo: None,
     };
-    let out = read_tool_input_text(plan, input, &ctx).map_err(input_err)?;
-    rt.mark("read_input: read");
+    let out = read_tool_input(plan, input, &ctx).map_err(input_err)?;
     let canister = canisters
         .iter()
         .find(|c| c.id == out.canister)
@@ -114,7 +167,10 @@ async fn read_tool<R: Runtime>(
     input: &str,
 ) -> ApiResult<ToolResult> {
     let plan = tool.plan();
-    let (out, canister) = read_input(rt, owner, plan, input, rt.now()).await?;
+    let input = parse_input(input)?;
+    let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
+    let names = name_sets(rt, plan, &input, &canisters).await;
+    let (out, canister) = read_with(plan, &input, &canisters, owner, rt.now(), names.as_ref())?;
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
     let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
@@ -166,22 +222,57 @@ async fn prepare<R: Runtime>(
     let plan = tool.plan();
     let now = rt.now();
     rt.mark("prepare: start");
-    let (out, canister) = read_input(rt, owner, plan, input, now).await?;
+    let input = parse_input(input)?;
+    let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
+    rt.mark("read_input: canisters");
+    // Names are read once, here, and kept with the intent for its re-stamps.
+    let names = name_sets(rt, plan, &input, &canisters).await;
+    let (mut out, mut canister) = read_with(plan, &input, &canisters, owner, now, names.as_ref())?;
     rt.mark("prepare: input read");
     let identity: [u8; 32] = out.identity_digest();
     // Preparing the same intent again answers the same preview while it is not settled.
-    if let Some(existing) = rt.with_state(|s| {
-        s.intent_keys
+    let (existing, floor) = rt.with_state(|s| {
+        let existing = s
+            .intent_keys
             .get(&(owner, identity))
-            .and_then(|id| s.intents.get(&id))
-    }) {
+            .and_then(|id| s.intents.get(&id));
+        (existing, s.stamp_floor(owner, identity))
+    });
+    if let Some(existing) = existing {
         return Ok(existing_answer(&existing));
     }
     rt.mark("prepare: existing checked");
+    // A stamp is never handed out twice for the same arguments: at the clock, or just above
+    // the last one when the clock has not moved past it (read again, rarely).
+    if let (Some(stamp), Some(f)) = (out.stamp_ns, floor) {
+        if stamp <= f {
+            let above = send::choose_stamp(now, None, floor).map_err(|e| err(INVALID_INPUT, e))?;
+            (out, canister) = read_with(plan, &input, &canisters, owner, above, names.as_ref())?;
+        }
+    }
+    let used: Vec<StoredName> = match &names {
+        Some(sets) if !out.names_used.is_empty() => {
+            let typed: std::collections::BTreeSet<&String> = out.names_used.values().collect();
+            sets.iter()
+                .flat_map(|(set, entries)| {
+                    entries
+                        .iter()
+                        .filter(|e| typed.contains(&e.name))
+                        .map(move |e| StoredName {
+                            set: set.clone(),
+                            name: e.name.clone(),
+                            value: StoredValue::from(&e.value),
+                        })
+                })
+                .collect()
+        }
+        _ => vec![],
+    };
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
     rt.mark("prepare: encoded");
     let limits = rt.with_state(|s| s.limits());
+    let input_json = canonical_json(&input);
     let created = rt.with_state(|s| {
         if s.open_count(&owner) >= limits.max_open_intents_per_owner {
             return Err(err(LIMIT, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
@@ -197,7 +288,7 @@ async fn prepare<R: Runtime>(
             form_id: plan.form.id.clone(),
             tool: plan.name.clone(),
             method: plan.method.clone(),
-            input_json: input.to_string(),
+            input_json,
             identity,
             digest: digest(&bytes),
             arg: bytes,
@@ -218,11 +309,18 @@ async fn prepare<R: Runtime>(
             retry_same: 0,
             rejects_4_5: 0,
             had_unknown: false,
-            log_length: None,
             confirm_requested_at: None,
             reconcile_tries: 0,
             before_send: None,
+            reconcile_at: None,
+            scan: None,
+            held_for_good: false,
+            names: used,
+            prior_floor: floor,
         };
+        if let Some(stamp) = intent.stamp_ns {
+            s.raise_stamp_floor(owner, identity, stamp);
+        }
         s.schedule(expires_at, task::EXPIRE, id);
         s.put_intent(intent.clone());
         Ok(intent)
@@ -244,14 +342,11 @@ async fn prepare<R: Runtime>(
     Ok(r)
 }
 
-/// The answer to preparing an intent that exists: its preview, and its outcome after an unknown one.
+/// The answer to preparing an intent that exists: its preview, and outcome `unknown` if any
+/// send of it had an unknown outcome (held for reconciliation or not), as the reference says.
 fn existing_answer(i: &Intent) -> ToolResult {
     let mut v = Answer::of(i);
-    let outcome = match i.status {
-        Status::Unknown => Some("unknown"),
-        Status::Reconcile => Some("reconcile"),
-        _ => None,
-    };
+    let outcome = i.had_unknown.then_some("unknown");
     if let Some(o) = outcome {
         v.outcome = Some(o);
     }
@@ -269,7 +364,6 @@ fn existing_answer(i: &Intent) -> ToolResult {
         outcome,
     )
 }
-
 /// `commit`: the owner with the preview's digest confirms and sends; anyone else allowed (an
 /// agent of the owner, or the owner without a digest) records the request and answers
 /// `awaiting_confirmation` with what the owner will be shown.

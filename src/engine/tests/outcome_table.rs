@@ -19,8 +19,8 @@ fn success_settles_done_and_a_later_commit_answers_already_done_without_sending(
     assert_eq!(outcome(&r), "success");
     assert!(!r.is_error);
     assert_eq!(w.intent(id).status, Status::Done);
-    assert_eq!(w.ledger.borrow().blocks.len(), 1);
-    assert_eq!(w.ledger.borrow().blocks[0].amount, 150_000_000);
+    assert_eq!(w.ledger.borrow().blocks().len(), 1);
+    assert_eq!(w.ledger.borrow().blocks()[0].amount, 150_000_000);
     let again = w.confirm(owner(), id, &d).unwrap();
     assert_eq!(outcome(&again), "already_done");
     let commit = w
@@ -139,11 +139,14 @@ fn retry_new_a_created_in_future_stamp_is_capped_by_its_ledger_time() {
         Some(ledger_time),
         "min(now, ledger_time)"
     );
-    // TooOld is not capped: only CreatedInFuture, matched by its name.
+    // TooOld is not capped: only CreatedInFuture, matched by its name. The clock has not
+    // moved since this intent was stamped, so its new stamp is just above the old one (a
+    // stamp is never handed out twice for the same arguments).
     let (id2, d2) = w.prepare("2");
+    assert_eq!(w.intent(id2).stamp_ns, Some(T0 + 120 * SEC));
     w.script(err("TooOld", IDLValue::Null));
     w.confirm(owner(), id2, &d2).unwrap();
-    assert_eq!(w.intent(id2).stamp_ns, Some(T0 + 120 * SEC));
+    assert_eq!(w.intent(id2).stamp_ns, Some(T0 + 120 * SEC + 1));
 }
 
 #[test]
@@ -354,9 +357,10 @@ fn unknown_without_a_stamp_is_held_and_never_sent_again() {
     let again = w.tool(agent(), "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), Some(owner())).unwrap();
     assert_eq!(
         again.outcome.as_deref(),
-        Some("reconcile"),
-        "preparing it again sends nothing and answers the hold"
+        Some("unknown"),
+        "preparing it again sends nothing and answers unknown, as the reference says of any intent that had one"
     );
+    assert_eq!(structured(&again)["status"], json!("reconcile"));
     w.advance(3600 * SEC);
     w.run_timers();
     assert_eq!(

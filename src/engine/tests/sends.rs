@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use serde_json::json;
+use std::future::Future;
 use std::rc::Rc;
 use tool_host_engine::model::Status;
 
@@ -32,7 +33,7 @@ fn two_confirms_interleaved_send_once() {
     assert_eq!(ra.unwrap().outcome.as_deref(), Some("success"));
     assert_eq!(rb.unwrap_err().code, "IN_FLIGHT");
     assert_eq!(w.sends("icrc1_transfer"), 1);
-    assert_eq!(w.ledger.borrow().blocks.len(), 1);
+    assert_eq!(w.ledger.borrow().blocks().len(), 1);
 }
 
 #[test]
@@ -118,34 +119,44 @@ fn a_target_without_icrc3_is_sent_without_a_journal() {
     let (id, d) = w.prepare("1");
     w.confirm(owner(), id, &d).unwrap();
     assert_eq!(w.sends("icrc3_get_blocks"), 0);
-    assert_eq!(w.intent(id).log_length, None);
+    assert_eq!(w.intent(id).attempts[0].log_length, None);
 }
 
 #[test]
 fn an_in_flight_send_across_an_upgrade_becomes_unknown_and_is_reconciled() {
     let w = World::new().setup();
-    let (id, _) = w.prepare("1");
-    // Mark it in flight as a send would, then upgrade before its reply.
-    {
-        let mut s = w.state.borrow_mut();
-        let mut i = s.intents.get(&id).unwrap();
-        i.before_send = Some(Status::Open);
-        i.status = Status::InFlight;
-        i.log_length = Some(0);
-        i.attempts.push(tool_host_engine::model::Attempt {
-            at: T0,
-            digest: i.digest,
-            result: tool_host_engine::model::AttemptResult::Pending,
-        });
-        s.put_intent(i);
-    }
-    // The call executed at the ledger (its block is there) but the reply never came back.
-    let memo = w.intent(id).memo.clone();
-    w.ledger.borrow_mut().blocks.push(Block {
-        memo,
-        ts: w.intent(id).stamp_ns,
-        amount: 100_000_000,
-    });
+    let (id, d) = w.prepare("1");
+    // The call executes at the ledger, and the tool host is upgraded (forced) before its reply.
+    let w2 = w.clone();
+    *w.during_call.borrow_mut() = Some(Box::new(move |_| {
+        let arg = w2.intent(id).arg.clone();
+        w2.ledger
+            .borrow_mut()
+            .chain
+            .execute(host_id(), "icrc1_transfer", &arg, T0);
+    }));
+    w.yield_calls.set(true);
+    let mut send = Box::pin(tool_host_engine::send::confirm(
+        &*w,
+        owner(),
+        tool_host_engine::types::ConfirmArgs {
+            intent_id: id,
+            digest: serde_bytes::ByteBuf::from(d),
+        },
+    ));
+    let waker = futures::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    assert!(
+        send.as_mut().poll(&mut cx).is_pending(),
+        "the send awaits its reply"
+    );
+    // The upgrade drops the heap, the send's future with it.
+    drop(send);
+    *w.during_call.borrow_mut() = None;
+    assert_eq!(
+        tool_host_engine::lifecycle::check_upgrade(&*w, false).unwrap_err(),
+        "1 send(s) in flight: upgrade a stopped canister (stop, install, start), or pass `force = opt true` to make their outcomes unknown and reconcile them"
+    );
     w.upgrade();
     let i = w.intent(id);
     assert_eq!(i.status, Status::Unknown);
@@ -155,4 +166,88 @@ fn an_in_flight_send_across_an_upgrade_becomes_unknown_and_is_reconciled() {
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 0"));
+    assert_eq!(w.ledger.borrow().blocks().len(), 1, "sent once");
+}
+
+/// Version 1's intent with two sends (it kept one log length, the latest's) and its in-flight
+/// journal (memory 10) are read by this version: the upgrade needs `force` while the old
+/// journal holds a send, carries it over, and reconciliation scans from 0 (the earlier send's
+/// journal is not known), so it finds the original before the latest journaled length.
+#[test]
+fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
+    use ic_stable_structures::memory_manager::MemoryManager;
+    use ic_stable_structures::StableBTreeMap;
+    use tool_host_engine::model::{v1, AttemptResult};
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::ExecuteThenLose);
+    w.confirm(owner(), id, &d).unwrap();
+    let i = w.intent(id);
+    let old = v1::Intent {
+        id: i.id,
+        owner: i.owner,
+        preparer: i.preparer,
+        canister: i.canister,
+        form_id: i.form_id.clone(),
+        tool: i.tool.clone(),
+        method: i.method.clone(),
+        input_json: i.input_json.clone(),
+        identity: i.identity,
+        arg: i.arg.clone(),
+        digest: i.digest,
+        stamp_ns: i.stamp_ns,
+        memo: i.memo.clone(),
+        preview_json: i.preview_json.clone(),
+        summary: i.summary.clone(),
+        // A second send in flight, journaled past the original (block 0).
+        status: Status::InFlight,
+        outcome: i.outcome.clone(),
+        finding: None,
+        reply_json: None,
+        created_at: i.created_at,
+        updated_at: i.updated_at,
+        expires_at: i.expires_at,
+        settled_at: None,
+        attempts: vec![
+            v1::Attempt { at: T0, digest: i.digest, result: AttemptResult::Rejected { code: 6, message: "lost".into() } },
+            v1::Attempt { at: T0, digest: i.digest, result: AttemptResult::Pending },
+        ],
+        generation: 0,
+        retry_same: 0,
+        rejects_4_5: 0,
+        had_unknown: true,
+        log_length: Some(1),
+        confirm_requested_at: None,
+        reconcile_tries: 0,
+        before_send: Some(Status::Unknown),
+    };
+    {
+        let mm = MemoryManager::init(w.memory.clone());
+        // Written as version 1 wrote it: its version byte, then postcard.
+        let mut intents: StableBTreeMap<u64, Vec<u8>, _> =
+            StableBTreeMap::init(mm.get(tool_host_engine::memory::INTENTS));
+        let bytes = ic_stable_structures::Storable::to_bytes(&old).into_owned();
+        assert_eq!(bytes[0], 1);
+        intents.insert(id, bytes);
+        let mut journal: StableBTreeMap<u64, u64, _> =
+            StableBTreeMap::init(mm.get(tool_host_engine::memory::IN_FLIGHT_V1));
+        journal.insert(id, 1);
+    }
+    *w.state.borrow_mut() = tool_host_engine::state::State::init(w.memory.clone());
+    let read = w.intent(id);
+    assert_eq!(read.attempts[1].log_length, Some(1));
+    assert_eq!(read.attempts[0].log_length, None);
+    assert!(tool_host_engine::lifecycle::check_upgrade(&*w, false).is_err());
+    w.upgrade();
+    let i = w.intent(id);
+    assert_eq!(i.status, Status::Unknown);
+    assert!(w.state.borrow().in_flight_v1.is_none());
+    w.advance(11 * SEC);
+    w.run_timers();
+    let i = w.intent(id);
+    assert_eq!(i.status, Status::Done, "{:?}", i.finding);
+    assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 0"));
+    // Upgraded again, the retired journal is empty and stays so.
+    w.upgrade();
+    assert!(w.state.borrow().in_flight_v1.as_ref().is_none_or(|m| m.is_empty()));
 }

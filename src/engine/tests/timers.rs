@@ -48,21 +48,38 @@ fn reconcile_reports_absent_and_settles() {
     );
 }
 
+/// Scenario 4: a block with the intent's memo, stamp, amount and recipient, made by someone else
+/// with the intent's very argument bytes (only its source account differs), is not the original.
 #[test]
-fn reconcile_matches_memo_and_stamp_not_just_the_amount() {
+fn a_decoy_block_with_the_same_memo_stamp_and_amount_is_not_the_original() {
     let w = World::new().setup();
     let (id, d) = w.prepare("1");
     w.script(Script::Reject(6));
     w.confirm(owner(), id, &d).unwrap();
-    // A block of the same amount but another memo is not the original.
-    w.ledger.borrow_mut().blocks.push(Block {
-        memo: Some(vec![9; 16]),
-        ts: w.intent(id).stamp_ns,
-        amount: 100_000_000,
-    });
+    let arg = w.intent(id).arg.clone();
+    {
+        let mut l = w.ledger.borrow_mut();
+        let attacker = (
+            stranger(),
+            tool_host_core::funds::deposit_subaccount(&owner()),
+        );
+        l.chain.credit(attacker, 10 * 100_000_000);
+        let decoy = l.chain.execute(stranger(), "icrc1_transfer", &arg, T0);
+        assert!(decoy.block.is_some(), "the decoy executed");
+    }
     w.advance(10 * SEC);
     w.run_timers();
-    assert_eq!(w.intent(id).outcome.as_deref(), Some("not_executed"));
+    let i = w.intent(id);
+    assert_eq!(
+        i.outcome.as_deref(),
+        Some("not_executed"),
+        "{:?}",
+        i.finding
+    );
+    assert_eq!(
+        i.finding.as_deref(),
+        Some("reconciled: absent from blocks 0 to 1")
+    );
 }
 
 #[test]

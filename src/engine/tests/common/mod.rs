@@ -2,9 +2,9 @@
 //! A scripted world for the engine: the tool host's state in a vector memory, a clock, and a
 //! ledger that keeps real blocks and answers each call as the test scripts it.
 
-use candid::types::value::{IDLField, VariantValue};
-use candid::types::Label;
-use candid::{CandidType, Encode, IDLArgs, IDLValue, Nat, Principal};
+pub mod ledger;
+
+use candid::{CandidType, Encode, IDLValue, Nat, Principal};
 use ic_stable_structures::VectorMemory;
 use serde_json::{json, Value};
 use std::cell::{Cell, RefCell};
@@ -66,20 +66,19 @@ pub enum Script {
     Garbage,
 }
 
-#[derive(Clone, Debug)]
-pub struct Block {
-    pub memo: Option<Vec<u8>>,
-    pub ts: Option<u64>,
-    pub amount: u128,
-}
-
-#[derive(Default)]
 pub struct Ledger {
     pub scripts: VecDeque<Script>,
-    pub blocks: Vec<Block>,
+    /// The ledger itself: balances, deduplication, blocks.
+    pub chain: ledger::ModelLedger,
     pub icrc3: bool,
     /// Calls to icrc3_get_blocks fail while this is set.
     pub blocks_down: bool,
+}
+
+impl Ledger {
+    pub fn blocks(&self) -> &[ledger::Block] {
+        &self.chain.blocks
+    }
 }
 
 /// A look at the state from inside a send's await.
@@ -107,6 +106,20 @@ pub struct World {
     pub yield_calls: Cell<bool>,
     /// Called inside the transfer call, with the state as it is during the await.
     pub during_call: RefCell<Option<DuringCall>>,
+    /// Calls of these methods yield once after the target answered, before the caller sees
+    /// the answer (so that something can happen between a read and its use).
+    pub yield_after: RefCell<std::collections::BTreeSet<String>>,
+    /// `icrc1_supported_standards` is rejected while this is set.
+    pub standards_down: Cell<bool>,
+    /// Entries of `list_contacts` (a name set): name → account owner.
+    pub contacts: RefCell<Vec<(String, Principal)>>,
+}
+
+/// Polls a future once with a waker that does nothing: whether it finished.
+pub fn poll_once<F: Future + ?Sized>(f: Pin<&mut F>) -> Poll<F::Output> {
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    f.poll(&mut cx)
 }
 
 struct YieldOnce(bool);
@@ -123,44 +136,13 @@ impl Future for YieldOnce {
     }
 }
 
-pub fn variant(case: &str, val: IDLValue) -> IDLValue {
-    IDLValue::Variant(VariantValue(
-        Box::new(IDLField {
-            id: Label::Named(case.into()),
-            val,
-        }),
-        0,
-    ))
-}
-pub fn record(fields: &[(&str, IDLValue)]) -> IDLValue {
-    IDLValue::Record(
-        fields
-            .iter()
-            .map(|(n, v)| IDLField {
-                id: Label::Named((*n).into()),
-                val: v.clone(),
-            })
-            .collect(),
-    )
-}
+#[allow(unused_imports)]
+pub use ledger::{record, variant};
 pub fn nat(n: u64) -> IDLValue {
-    IDLValue::Nat(Nat::from(n))
+    ledger::nat(n as u128)
 }
 pub fn err(case: &str, payload: IDLValue) -> Script {
     Script::Reply(variant("Err", variant(case, payload)))
-}
-
-/// The result types of icrc1_transfer, to encode scripted replies exactly.
-fn transfer_result_bytes(v: &IDLValue) -> Vec<u8> {
-    thread_local! {
-        static FORM: tool_host_core::plan::FormRef = tool_host_core::packs::pack("icrc1").unwrap();
-    }
-    let form = FORM.with(|f| f.clone());
-    let m = &form.form.methods["icrc1_transfer"];
-    let env = tool_host_core::candid_types::type_env(&form.form);
-    IDLArgs::new(std::slice::from_ref(v))
-        .to_bytes_with_types(&env, &tool_host_core::candid_types::to_types(&m.results))
-        .unwrap()
 }
 
 fn idl_text(s: &str) -> IDLValue {
@@ -175,21 +157,28 @@ impl World {
             memory,
             now: Cell::new(T0),
             ledger: RefCell::new(Ledger {
+                scripts: VecDeque::new(),
+                chain: ledger::ModelLedger::new(ledger_id()),
                 icrc3: true,
-                ..Default::default()
+                blocks_down: false,
             }),
             calls: RefCell::new(vec![]),
             woke: RefCell::new(vec![]),
             yield_calls: Cell::new(false),
             during_call: RefCell::new(None),
+            yield_after: RefCell::new(Default::default()),
+            standards_down: Cell::new(false),
+            contacts: RefCell::new(vec![]),
         });
         tool_host_engine::lifecycle::after_init(&*w);
         w
     }
 
-    /// The same memory opened again, as `post_upgrade` does.
+    /// The same memory opened again, as `post_upgrade` does (forced: sends in flight become
+    /// unknown).
     pub fn upgrade(&self) {
         *self.state.borrow_mut() = State::init(self.memory.clone());
+        tool_host_engine::lifecycle::check_upgrade(self, true).unwrap();
         tool_host_engine::lifecycle::after_upgrade(self);
     }
 
@@ -230,6 +219,35 @@ impl World {
             "icrc1_decimals" => CallOutcome::Replied(Encode!(&8u8).unwrap()),
             "icrc1_symbol" => CallOutcome::Replied(Encode!(&"TKA".to_string()).unwrap()),
             "icrc1_fee" => CallOutcome::Replied(Encode!(&Nat::from(10_000u64)).unwrap()),
+            "icrc1_supported_standards" if self.standards_down.get() => CallOutcome::Rejected {
+                code: 2,
+                message: "busy".into(),
+            },
+            "list_contacts" => {
+                #[derive(CandidType)]
+                struct Account {
+                    owner: Principal,
+                    subaccount: Option<serde_bytes::ByteBuf>,
+                }
+                #[derive(CandidType)]
+                struct Contact {
+                    name: String,
+                    account: Account,
+                }
+                let v: Vec<Contact> = self
+                    .contacts
+                    .borrow()
+                    .iter()
+                    .map(|(n, p)| Contact {
+                        name: n.clone(),
+                        account: Account {
+                            owner: *p,
+                            subaccount: None,
+                        },
+                    })
+                    .collect();
+                CallOutcome::Replied(Encode!(&v).unwrap())
+            }
             "icrc1_supported_standards" => {
                 #[derive(CandidType)]
                 struct S {
@@ -259,38 +277,7 @@ impl World {
                     };
                 }
                 let reqs: Vec<GetBlocksRequest> = candid::decode_one(arg).unwrap();
-                let mut blocks = vec![];
-                for r in reqs {
-                    let start = u64::try_from(r.start.0).unwrap();
-                    let len = u64::try_from(r.length.0).unwrap();
-                    for id in start..(start + len).min(l.blocks.len() as u64) {
-                        let b = &l.blocks[id as usize];
-                        let mut tx = vec![("amt".to_string(), Value::Nat(Nat::from(b.amount)))];
-                        if let Some(m) = &b.memo {
-                            tx.push((
-                                "memo".to_string(),
-                                Value::Blob(serde_bytes::ByteBuf::from(m.clone())),
-                            ));
-                        }
-                        if let Some(ts) = b.ts {
-                            tx.push(("ts".to_string(), Value::Nat(Nat::from(ts))));
-                        }
-                        let block = Value::Map(vec![
-                            ("btype".to_string(), Value::Text("1xfer".into())),
-                            ("tx".to_string(), Value::Map(tx)),
-                        ]);
-                        blocks.push(BlockWithId {
-                            id: Nat::from(id),
-                            block,
-                        });
-                    }
-                }
-                let result = GetBlocksResult {
-                    log_length: Nat::from(l.blocks.len() as u64),
-                    blocks,
-                    archived_blocks: vec![],
-                };
-                CallOutcome::Replied(candid::encode_one(result).unwrap())
+                CallOutcome::Replied(candid::encode_one(l.chain.get_blocks(&reqs)).unwrap())
             }
             "icrc1_transfer" | "icrc2_approve" | "icrc2_transfer_from" => {
                 let script = self
@@ -299,46 +286,16 @@ impl World {
                     .scripts
                     .pop_front()
                     .unwrap_or(Script::Execute);
+                let now = self.now.get();
                 let execute = || {
-                    let a = IDLArgs::from_bytes(arg).unwrap();
-                    let r = &a.args[0];
-                    let IDLValue::Record(fs) = r else { panic!() };
-                    let get = |n: &str| {
-                        fs.iter()
-                            .find(|f| f.id.get_id() == candid::idl_hash(n))
-                            .map(|f| f.val.clone())
-                    };
-                    let memo = match get("memo") {
-                        Some(IDLValue::Opt(b)) => match *b {
-                            IDLValue::Blob(b) => Some(b),
-                            IDLValue::Vec(v) => Some(
-                                v.iter()
-                                    .map(|x| if let IDLValue::Nat8(b) = x { *b } else { 0 })
-                                    .collect(),
-                            ),
-                            _ => None,
-                        },
-                        _ => None,
-                    };
-                    let ts = match get("created_at_time") {
-                        Some(IDLValue::Opt(t)) => tool_host_core::read::value::value_int(&t)
-                            .map(|x| u64::try_from(x).unwrap()),
-                        _ => None,
-                    };
-                    let amount = get("amount")
-                        .and_then(|v| tool_host_core::read::value::value_int(&v))
-                        .map(|x| u128::try_from(x).unwrap())
-                        .unwrap_or(0);
-                    let mut l = self.ledger.borrow_mut();
-                    l.blocks.push(Block { memo, ts, amount });
-                    (l.blocks.len() - 1) as u64
+                    self.ledger
+                        .borrow_mut()
+                        .chain
+                        .execute(host_id(), method, arg, now)
                 };
                 match script {
-                    Script::Execute => {
-                        let id = execute();
-                        CallOutcome::Replied(transfer_result_bytes(&variant("Ok", nat(id))))
-                    }
-                    Script::Reply(v) => CallOutcome::Replied(transfer_result_bytes(&v)),
+                    Script::Execute => CallOutcome::Replied(execute().reply),
+                    Script::Reply(v) => CallOutcome::Replied(ledger::reply_bytes(method, &v)),
                     Script::Reject(code) => CallOutcome::Rejected {
                         code,
                         message: format!("scripted reject {code}"),
@@ -420,6 +377,13 @@ impl World {
         ))
         .unwrap();
         tool_host_engine::owners::authorize_agent(&**self, owner(), agent()).unwrap();
+        for o in [owner(), other_owner()] {
+            let deposit = (host_id(), tool_host_core::funds::deposit_subaccount(&o));
+            self.ledger
+                .borrow_mut()
+                .chain
+                .credit(deposit, 1_000 * 100_000_000);
+        }
         self.calls.borrow_mut().clear();
         self.clone()
     }
@@ -469,13 +433,31 @@ impl Runtime for World {
         if update && self.yield_calls.get() {
             YieldOnce(false).await;
         }
-        if canister != ledger_id() {
-            return CallOutcome::Rejected {
+        let archive = self.ledger.borrow().chain.archive_id;
+        let reply = if canister == archive && method == "icrc3_get_blocks" {
+            if self.ledger.borrow().blocks_down {
+                CallOutcome::Rejected {
+                    code: 2,
+                    message: "busy".into(),
+                }
+            } else {
+                let reqs: Vec<tool_host_engine::reconcile::icrc3::GetBlocksRequest> =
+                    candid::decode_one(&arg).unwrap();
+                let r = self.ledger.borrow().chain.archive_get_blocks(&reqs);
+                CallOutcome::Replied(candid::encode_one(r).unwrap())
+            }
+        } else if canister != ledger_id() {
+            CallOutcome::Rejected {
                 code: 3,
                 message: "no such canister".into(),
-            };
+            }
+        } else {
+            self.ledger_reply(method, &arg)
+        };
+        if self.yield_after.borrow().contains(method) {
+            YieldOnce(false).await;
         }
-        self.ledger_reply(method, &arg)
+        reply
     }
     fn wake_at(&self, at_ns: u64) {
         self.woke.borrow_mut().push(at_ns);

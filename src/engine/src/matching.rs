@@ -1,0 +1,333 @@
+//! Whether an ICRC-3 block is an intent's transaction: its whole transaction is compared with
+//! the intent's exact argument bytes. Operation, source account, spender, memo and stamp
+//! (`created_at_time`) say whose it is: only the tool host can move funds from its owners'
+//! deposit subaccounts or spend their allowances, and memo and stamp are unique per intent, so
+//! a block with all five is this intent's; a decoy made by anyone else differs in one of them.
+//! The rest (recipient, amount, fee where given, allowance terms) must then be equal too: a
+//! block that has the first five and differs in the rest is a conflict, never a guess.
+//!
+//! Blocks are read as the ICRC-3 standard defines them for ICRC-1/2 transactions: the
+//! operation from `btype` (`1xfer`, `2xfer`, `2approve`, ...) or from `tx.op` (`xfer`,
+//! `approve`, ...), accounts as `[owner blob, subaccount blob?]` (a default subaccount may be
+//! left out or written as 32 zero bytes), numbers as `Nat`, `tx.ts` the transaction's
+//! `created_at_time`, a fee in `tx.fee` when the caller gave one (or the block's own `fee`).
+
+use crate::reconcile::icrc3::Value;
+use candid::{IDLArgs, IDLValue, Principal};
+use num_bigint::BigUint;
+
+/// An ICRC-1 account with its subaccount made explicit (none is 32 zero bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Account {
+    pub owner: Principal,
+    pub subaccount: [u8; 32],
+}
+
+impl std::fmt::Display for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.owner, hex::encode(self.subaccount))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Transfer,
+    Approve,
+    Mint,
+    Burn,
+}
+
+/// The transaction an intent's bytes make.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expected {
+    pub op: Op,
+    pub from: Account,
+    pub to: Option<Account>,
+    pub spender: Option<Account>,
+    pub amount: BigUint,
+    pub fee: Option<BigUint>,
+    pub memo: Option<Vec<u8>>,
+    pub created_at_time: Option<u64>,
+    pub expected_allowance: Option<BigUint>,
+    pub expires_at: Option<u64>,
+}
+
+/// How a block compares with an intent's transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// This intent's transaction.
+    Same,
+    /// This intent's operation, account, spender, memo and stamp, but not the same: why.
+    Conflict(String),
+    /// Someone else's.
+    Other,
+}
+
+fn field<'a>(fields: &'a [candid::types::value::IDLField], name: &str) -> Option<&'a IDLValue> {
+    fields
+        .iter()
+        .find(|f| crate::names::is_label(&f.id, name))
+        .map(|f| &f.val)
+}
+
+/// The value inside an `opt` (none for `null`), or the value itself.
+fn opt(v: Option<&IDLValue>) -> Option<&IDLValue> {
+    match v? {
+        IDLValue::Opt(inner) => Some(inner),
+        IDLValue::None | IDLValue::Null => None,
+        other => Some(other),
+    }
+}
+
+fn blob(v: &IDLValue) -> Option<Vec<u8>> {
+    match v {
+        IDLValue::Blob(b) => Some(b.clone()),
+        IDLValue::Vec(items) => items
+            .iter()
+            .map(|x| match x {
+                IDLValue::Nat8(b) => Some(*b),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+fn subaccount(v: Option<&IDLValue>) -> Result<[u8; 32], String> {
+    match opt(v) {
+        None => Ok([0; 32]),
+        Some(v) => blob(v)
+            .and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
+            .ok_or_else(|| "a subaccount is not 32 bytes".to_string()),
+    }
+}
+
+fn account(v: Option<&IDLValue>) -> Result<Account, String> {
+    let Some(IDLValue::Record(fs)) = v else {
+        return Err("an account is not a record".into());
+    };
+    let owner = match field(fs, "owner") {
+        Some(IDLValue::Principal(p)) => *p,
+        _ => return Err("an account has no owner".into()),
+    };
+    Ok(Account {
+        owner,
+        subaccount: subaccount(field(fs, "subaccount"))?,
+    })
+}
+
+fn nat(v: Option<&IDLValue>, what: &str) -> Result<BigUint, String> {
+    v.and_then(tool_host_core::read::value::value_uint)
+        .ok_or_else(|| format!("the {what} is not a natural number"))
+}
+
+fn opt_nat(v: Option<&IDLValue>) -> Option<BigUint> {
+    opt(v).and_then(tool_host_core::read::value::value_uint)
+}
+
+fn opt_u64(v: Option<&IDLValue>) -> Option<u64> {
+    opt_nat(v).and_then(|n| u64::try_from(n).ok())
+}
+
+/// The transaction an ICRC-1/2 method's argument bytes make when the tool host sends them;
+/// `Err` for a method whose transactions have no ICRC-3 form this reads.
+pub fn expected(method: &str, arg: &[u8], host: Principal) -> Result<Expected, String> {
+    let args =
+        IDLArgs::from_bytes(arg).map_err(|e| format!("the intent's bytes do not decode: {e}"))?;
+    let Some(IDLValue::Record(fs)) = args.args.first() else {
+        return Err(format!("{method}'s argument is not a record"));
+    };
+    let host_account = |name: &str| -> Result<Account, String> {
+        Ok(Account {
+            owner: host,
+            subaccount: subaccount(field(fs, name))?,
+        })
+    };
+    let common = |op, from, to, spender| -> Result<Expected, String> {
+        Ok(Expected {
+            op,
+            from,
+            to,
+            spender,
+            amount: nat(field(fs, "amount"), "amount")?,
+            fee: opt_nat(field(fs, "fee")),
+            memo: opt(field(fs, "memo")).and_then(blob),
+            created_at_time: opt_u64(field(fs, "created_at_time")),
+            expected_allowance: opt_nat(field(fs, "expected_allowance")),
+            expires_at: opt_u64(field(fs, "expires_at")),
+        })
+    };
+    match method {
+        "icrc1_transfer" => common(
+            Op::Transfer,
+            host_account("from_subaccount")?,
+            Some(account(field(fs, "to"))?),
+            None,
+        ),
+        "icrc2_approve" => common(
+            Op::Approve,
+            host_account("from_subaccount")?,
+            None,
+            Some(account(field(fs, "spender"))?),
+        ),
+        "icrc2_transfer_from" => common(
+            Op::Transfer,
+            account(field(fs, "from"))?,
+            Some(account(field(fs, "to"))?),
+            Some(host_account("spender_subaccount")?),
+        ),
+        other => Err(format!(
+            "{other} is not an ICRC-1/2 method, so its transactions have no ICRC-3 block form to compare"
+        )),
+    }
+}
+
+/// A block's transaction as read from its ICRC-3 value; `None` where a field is absent or
+/// does not read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tx {
+    pub op: Option<Op>,
+    pub from: Option<Account>,
+    pub to: Option<Account>,
+    pub spender: Option<Account>,
+    pub amount: Option<BigUint>,
+    pub fee: Option<BigUint>,
+    pub block_fee: Option<BigUint>,
+    pub memo: Option<Vec<u8>>,
+    pub created_at_time: Option<BigUint>,
+    pub expected_allowance: Option<BigUint>,
+    pub expires_at: Option<BigUint>,
+}
+
+fn value_nat(v: Option<&Value>) -> Option<BigUint> {
+    match v? {
+        Value::Nat(n) => Some(n.0.clone()),
+        Value::Int(i) => i.0.to_biguint(),
+        _ => None,
+    }
+}
+
+fn value_account(v: Option<&Value>) -> Option<Account> {
+    let Value::Array(parts) = v? else { return None };
+    let owner = match parts.first()? {
+        Value::Blob(b) => Principal::try_from_slice(b).ok()?,
+        _ => return None,
+    };
+    let subaccount = match parts.get(1) {
+        None => [0; 32],
+        Some(Value::Blob(b)) => <[u8; 32]>::try_from(b.as_slice()).ok()?,
+        Some(_) => return None,
+    };
+    if parts.len() > 2 {
+        return None;
+    }
+    Some(Account { owner, subaccount })
+}
+
+fn op_of(name: &str) -> Option<Op> {
+    Some(match name {
+        "1xfer" | "2xfer" | "xfer" => Op::Transfer,
+        "2approve" | "approve" => Op::Approve,
+        "1mint" | "mint" => Op::Mint,
+        "1burn" | "burn" => Op::Burn,
+        _ => return None,
+    })
+}
+
+/// Reads a block's transaction (`None` when the block has no `tx` map).
+pub fn read_tx(block: &Value) -> Option<Tx> {
+    let tx = block.get("tx")?;
+    if !matches!(tx, Value::Map(_)) {
+        return None;
+    }
+    let text = |v: Option<&Value>| match v {
+        Some(Value::Text(t)) => Some(t.clone()),
+        _ => None,
+    };
+    let op = match (text(block.get("btype")), text(tx.get("op"))) {
+        (Some(b), _) => op_of(&b),
+        (None, Some(o)) => op_of(&o),
+        (None, None) => None,
+    };
+    Some(Tx {
+        op,
+        from: value_account(tx.get("from")),
+        to: value_account(tx.get("to")),
+        spender: value_account(tx.get("spender")),
+        amount: value_nat(tx.get("amt")),
+        fee: value_nat(tx.get("fee")),
+        block_fee: value_nat(block.get("fee")),
+        memo: match tx.get("memo") {
+            Some(Value::Blob(b)) => Some(b.to_vec()),
+            _ => None,
+        },
+        created_at_time: value_nat(tx.get("ts")),
+        expected_allowance: value_nat(tx.get("expected_allowance")),
+        expires_at: value_nat(tx.get("expires_at")),
+    })
+}
+
+/// Compares a block with an intent's transaction.
+pub fn compare(block: &Value, e: &Expected) -> Verdict {
+    let Some(tx) = read_tx(block) else {
+        return Verdict::Other;
+    };
+    let ts = e.created_at_time.map(BigUint::from);
+    let whose = tx.op == Some(e.op)
+        && tx.from.as_ref() == Some(&e.from)
+        && tx.spender == e.spender
+        && tx.memo == e.memo
+        && tx.created_at_time == ts;
+    if !whose {
+        return Verdict::Other;
+    }
+    let shown = |v: &Option<BigUint>| v.as_ref().map_or("none".to_string(), |n| n.to_string());
+    if tx.to != e.to {
+        let to = |a: &Option<Account>| a.as_ref().map_or("none".to_string(), |a| a.to_string());
+        return Verdict::Conflict(format!(
+            "to {} where the intent has {}",
+            to(&tx.to),
+            to(&e.to)
+        ));
+    }
+    if tx.amount.as_ref() != Some(&e.amount) {
+        return Verdict::Conflict(format!(
+            "amount {} where the intent has {}",
+            shown(&tx.amount),
+            e.amount
+        ));
+    }
+    // A fee the intent gave is in the transaction (or, for some ledgers, the block); one it
+    // left to the ledger is in the block only.
+    let fee_ok = match &e.fee {
+        Some(f) => {
+            tx.fee.as_ref() == Some(f) || (tx.fee.is_none() && tx.block_fee.as_ref() == Some(f))
+        }
+        None => tx.fee.is_none(),
+    };
+    if !fee_ok {
+        return Verdict::Conflict(format!(
+            "fee {} where the intent has {}",
+            shown(&tx.fee),
+            shown(&e.fee)
+        ));
+    }
+    if e.op == Op::Approve {
+        if tx.expected_allowance != e.expected_allowance {
+            return Verdict::Conflict(format!(
+                "expected allowance {} where the intent has {}",
+                shown(&tx.expected_allowance),
+                shown(&e.expected_allowance)
+            ));
+        }
+        let expires = e.expires_at.map(BigUint::from);
+        if tx.expires_at != expires {
+            return Verdict::Conflict(format!(
+                "expiry {} where the intent has {}",
+                shown(&tx.expires_at),
+                shown(&expires)
+            ));
+        }
+    }
+    Verdict::Same
+}
