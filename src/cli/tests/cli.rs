@@ -63,6 +63,8 @@ fn read_gives_the_exact_amount() {
         &input,
         "--refs",
         REFS,
+        "--owner",
+        TO,
     ]);
     assert_eq!(code, 0, "{v}");
     assert!(
@@ -111,6 +113,8 @@ fn read_reports_every_issue_at_once() {
             &input,
             "--refs",
             REFS,
+            "--owner",
+            TO,
         ]);
         assert_eq!(code, 1);
         assert_eq!(issue_codes(&v), want, "{to} {amount}");

@@ -3,7 +3,7 @@
 
 mod reader;
 
-pub use reader::{tag_of, value_tag, Reader, ReaderBuilder};
+pub use reader::{host_fill, tag_of, value_tag, Reader, ReaderBuilder};
 
 use crate::classify::Classifier;
 use crate::form::*;
@@ -591,22 +591,12 @@ fn position_fill(
     name: &str,
     params: &mut Vec<Param>,
 ) -> Result<Fill, String> {
-    let auto = tag_of(form, node, |t| t.auto.clone());
-    let hidden = tag_of(form, node, |t| t.hidden.then_some(true)).unwrap_or(false);
-    if let Some(a) = auto {
-        return Ok(Fill::Auto(a));
+    if let Some(fill) = host_fill(form, node, path)? {
+        return Ok(fill);
     }
     let ty = resolve(form, node).ok_or_else(|| format!("{path}: an unresolved type"))?;
     if matches!(ty, Ty::Prim(Prim::Null | Prim::Reserved)) {
         return Ok(Fill::Empty);
-    }
-    if hidden {
-        return match ty {
-            Ty::Opt(_) => Ok(Fill::Empty),
-            _ => Err(format!(
-                "{path}: a hidden position without an auto default or an opt to leave empty"
-            )),
-        };
     }
     let (optional, inner) = match ty {
         Ty::Opt(inner) if value_tag(form, node).is_none() => (true, inner.as_ref()),
