@@ -8,7 +8,7 @@ use candid::{IDLValue, Principal};
 use common::*;
 use serde_json::{json, Value};
 use tool_host_core::funds::deposit_subaccount;
-use tool_host_core::plan::build_tool_plans;
+use tool_host_core::plan::{build_tool_plans, check_plan, ArgPlan, Fill, Reader, ToolKind};
 use tool_host_core::read::{read_tool_input, ReadContext};
 use tool_host_core::schema::tool_definition;
 
@@ -303,4 +303,235 @@ fn custody_a_vec_of_host_filled_elements_skips_its_method() {
         types,
     );
     assert!(skip_reason(&p, "v").contains("vec element"));
+}
+
+// ---- Stamps and memos (item 4) ----
+
+fn stamped(args: Value, id: Value) -> tool_host_core::plan::ToolPlans {
+    plans(
+        json!({ "m": { "mode": "update", "intent": "x", "idempotency": id, "args": args, "results": [] } }),
+        icrc_types(json!({})),
+    )
+}
+
+#[test]
+fn custody_a_stamp_inside_vec_elements_skips_the_batch_method() {
+    let p = stamped(
+        json!([{ "type": "record", "fields": [
+            { "name": "transfers", "type": "vec", "inner": { "type": "record", "fields": [
+                { "name": "amount", "type": "Tokens" },
+                { "name": "created_at_time", "type": "opt", "inner": { "type": "Timestamp" } }
+            ] } }
+        ] }]),
+        json!({ "stamp": "transfers.created_at_time" }),
+    );
+    assert!(
+        skip_reason(&p, "m").contains("not a top-level field of the argument record"),
+        "{}",
+        skip_reason(&p, "m")
+    );
+}
+
+#[test]
+fn custody_a_nested_stamp_skips_its_method() {
+    let p = stamped(
+        json!([{ "type": "record", "fields": [
+            { "name": "a", "type": "record", "fields": [{ "name": "b", "type": "Timestamp" }] },
+            { "name": "amount", "type": "Tokens" }
+        ] }]),
+        json!({ "stamp": "a.b" }),
+    );
+    assert!(skip_reason(&p, "m").contains("not a top-level field of the argument record"));
+}
+
+#[test]
+fn custody_a_stamp_that_names_nothing_skips_its_method() {
+    let p = stamped(
+        json!([{ "type": "record", "fields": [{ "name": "amount", "type": "Tokens" }] }]),
+        json!({ "stamp": "nosuch" }),
+    );
+    assert!(skip_reason(&p, "m").contains("names no field"));
+    let p = stamped(
+        json!([{ "type": "record", "fields": [{ "name": "t", "type": "nat64" }] }]),
+        json!({ "stamp": "(1).t" }),
+    );
+    assert!(skip_reason(&p, "m").contains("argument 1"));
+}
+
+#[test]
+fn custody_a_memo_that_is_not_a_top_level_blob_skips_its_method() {
+    let args = json!([{ "type": "record", "fields": [
+        { "name": "t", "type": "opt", "inner": { "type": "nat64" } },
+        { "name": "note", "type": "text" },
+        { "name": "inner", "type": "record", "fields": [{ "name": "m", "type": "blob" }] },
+        { "name": "amount", "type": "Tokens" }
+    ] }]);
+    for (memo, why) in [
+        ("note", "must be a blob or opt blob"),
+        ("inner.m", "not a top-level field of the argument record"),
+        ("nosuch", "names no field"),
+        ("(1).note", "argument 1"),
+        ("t", "the stamp's field"),
+    ] {
+        let p = stamped(args.clone(), json!({ "stamp": "t", "memo": memo }));
+        let r = skip_reason(&p, "m");
+        assert!(r.contains(why), "memo {memo}: {r}");
+    }
+}
+
+#[test]
+fn custody_a_stamp_on_a_record_the_argument_is_not_skips_its_method() {
+    let p = stamped(
+        json!([{ "type": "vec", "inner": { "type": "record", "fields": [{ "name": "t", "type": "Timestamp" }] } }]),
+        json!({ "stamp": "t" }),
+    );
+    assert!(skip_reason(&p, "m").contains("argument record"));
+}
+
+// ---- Read tools never move funds (item 5) ----
+
+fn effect_method(mode: &str, effect: Value) -> Value {
+    json!({ "mode": mode, "effect": effect, "args": [{ "type": "record", "fields": [
+        { "name": "to", "type": "Account" }, { "name": "amount", "type": "Tokens" }
+    ] }], "results": [{ "type": "nat" }] })
+}
+
+const READ_ONLY: fn() -> Value =
+    || json!({ "kind": "read", "irreversible": false, "replicated": true });
+
+#[test]
+fn custody_a_read_only_update_needs_exactly_the_read_only_effect() {
+    for effect in [
+        json!({ "kind": "read", "irreversible": true, "replicated": true }),
+        json!({ "kind": "read", "irreversible": false, "replicated": false }),
+        json!({ "kind": "read" }),
+    ] {
+        let p = plans(
+            json!({ "peek": effect_method("update", effect.clone()) }),
+            icrc_types(json!({})),
+        );
+        assert!(!p.plans.contains_key("peek"), "{effect}");
+        assert!(
+            skip_reason(&p, "peek").contains("a read-only update needs exactly"),
+            "{effect}: {}",
+            skip_reason(&p, "peek")
+        );
+    }
+    let p = plans(
+        json!({ "peek": effect_method("update", READ_ONLY()) }),
+        icrc_types(json!({})),
+    );
+    assert!(p.plans.contains_key("peek"));
+}
+
+#[test]
+fn custody_icrc1_transfer_is_never_a_read_tool() {
+    for name in ["icrc1_transfer", "icrc2_approve", "icrc2_transfer_from"] {
+        for (mode, effect) in [("update", READ_ONLY()), ("query", json!(null))] {
+            let mut m = effect_method(mode, effect);
+            if m["effect"].is_null() {
+                m.as_object_mut().unwrap().remove("effect");
+            }
+            let p = plans(json!({ name: m }), icrc_types(json!({})));
+            assert!(p.plans.is_empty(), "{name} as a {mode} read");
+            assert!(
+                skip_reason(&p, name).contains("moves funds"),
+                "{name}: {}",
+                skip_reason(&p, name)
+            );
+        }
+    }
+}
+
+#[test]
+fn custody_a_method_another_form_prepares_is_never_a_read_tool() {
+    let writer = form(
+        json!({ "pay": { "mode": "update", "intent": "Pay", "args": [{ "type": "record", "fields": [
+            { "name": "to", "type": "Account" }, { "name": "amount", "type": "Tokens" }
+        ] }], "results": [] } }),
+        icrc_types(json!({})),
+    );
+    for (mode, effect) in [("update", READ_ONLY()), ("query", json!(null))] {
+        let mut m = effect_method(mode, effect);
+        if m["effect"].is_null() {
+            m.as_object_mut().unwrap().remove("effect");
+        }
+        let liar = tool_host_core::plan::FormRef {
+            id: "liar".into(),
+            ..form(json!({ "pay": m }), icrc_types(json!({})))
+        };
+        let p = build_tool_plans(&[writer.clone(), liar]);
+        assert!(
+            p.plans.contains_key("prepare_pay"),
+            "the writer's tool stays"
+        );
+        assert!(!p.plans.contains_key("pay"), "no read tool of it ({mode})");
+        assert!(
+            skip_reason(&p, "pay").contains("another form"),
+            "{}",
+            skip_reason(&p, "pay")
+        );
+    }
+}
+
+#[test]
+fn custody_a_read_case_needs_exactly_the_read_only_effect() {
+    let m = json!({ "mode": "update", "intent": "Manage", "args": [{ "type": "variant", "cases": [
+        { "name": "Look", "type": "null", "effect": { "kind": "read", "irreversible": true, "replicated": true } },
+        { "name": "Peek", "type": "null", "effect": { "kind": "read", "irreversible": false, "replicated": true } }
+    ] }], "results": [] });
+    let p = plans(json!({ "manage": m }), json!({}));
+    assert!(!p.plans.contains_key("manage_Look"));
+    assert!(p.plans.contains_key("manage_Peek"));
+    assert!(skip_reason(&p, "manage").contains("case Look: a read-only update needs exactly"));
+}
+
+// ---- The plan guard ----
+
+fn slot_fill<'a>(plan: &'a mut tool_host_core::plan::ToolPlan, name: &str) -> &'a mut Fill {
+    let ArgPlan::Fields(slots) = &mut plan.args[0] else {
+        panic!("a record argument")
+    };
+    &mut slots
+        .iter_mut()
+        .find(|s| s.label.as_ref().and_then(|l| l.name()) == Some(name))
+        .unwrap()
+        .fill
+}
+
+#[test]
+fn custody_the_plan_guard_holds_whatever_a_plan_says() {
+    let p = build_tool_plans(&[tool_host_core::packs::pack("icrc1").unwrap()]);
+    let plan = p.plans["prepare_icrc1_transfer"].clone();
+    assert_eq!(check_plan(&plan), Ok(()));
+    // A stamped plan whose stamp is not filled.
+    let mut unstamped = plan.clone();
+    *slot_fill(&mut unstamped, "created_at_time") = Fill::Empty;
+    assert!(check_plan(&unstamped).unwrap_err().contains("stamp"));
+    // Two stamps.
+    let mut twice = plan.clone();
+    *slot_fill(&mut twice, "memo") = Fill::Stamp;
+    assert!(check_plan(&twice).unwrap_err().contains("stamp"));
+    // The memo not filled.
+    let mut no_memo = plan.clone();
+    *slot_fill(&mut no_memo, "memo") = Fill::Empty;
+    assert!(check_plan(&no_memo).unwrap_err().contains("memo"));
+    // A stamp without the method's idempotency.
+    let mut claimed = p.plans["icrc1_fee"].clone();
+    claimed.has_stamp = true;
+    assert!(check_plan(&claimed).is_err());
+    // A read tool of a method that moves funds.
+    let mut read = plan.clone();
+    read.kind = ToolKind::Read;
+    assert!(check_plan(&read).unwrap_err().contains("moves funds"));
+    // An input that is a position the host fills.
+    let mut host_input = plan.clone();
+    let from = {
+        let ArgPlan::Fields(slots) = &plan.args[0] else {
+            unreachable!()
+        };
+        slots[0].clone()
+    };
+    host_input.params[0].reader = Reader::Host(Box::new(from));
+    assert!(check_plan(&host_input).unwrap_err().contains("host fills"));
 }
