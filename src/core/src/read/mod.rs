@@ -63,6 +63,14 @@ pub fn read_tool_input_text(
     text: &str,
     ctx: &ReadContext,
 ) -> Result<ReadOutput, Vec<Issue>> {
+    let v = parse_input(text)?;
+    read_tool_input(plan, &v, ctx)
+}
+
+/// A tool input's JSON text as a value: the one place the input bound is kept. Text over
+/// [`MAX_INPUT_BYTES`] is refused whole (`E_TOO_LARGE`, never cut), before it is parsed; text
+/// that is not JSON is `E_INPUT`. Every host (the canister, the CLI) reads inputs through it.
+pub fn parse_input(text: &str) -> Result<Value, Vec<Issue>> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(vec![issue(
             "",
@@ -74,15 +82,14 @@ pub fn read_tool_input_text(
             ),
         )]);
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| {
+    serde_json::from_str(text).map_err(|e| {
         vec![issue(
             "",
             "$input",
             Code::Input,
             format!("the input is not JSON: {e}"),
         )]
-    })?;
-    read_tool_input(plan, &v, ctx)
+    })
 }
 
 pub fn read_tool_input(
