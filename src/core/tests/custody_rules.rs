@@ -426,7 +426,12 @@ fn custody_a_read_only_update_needs_exactly_the_read_only_effect() {
 
 #[test]
 fn custody_icrc1_transfer_is_never_a_read_tool() {
-    for name in ["icrc1_transfer", "icrc2_approve", "icrc2_transfer_from"] {
+    for name in [
+        "icrc1_transfer",
+        "icrc2_approve",
+        "icrc2_transfer_from",
+        "transfer",
+    ] {
         for (mode, effect) in [("update", READ_ONLY()), ("query", json!(null))] {
             let mut m = effect_method(mode, effect);
             if m["effect"].is_null() {

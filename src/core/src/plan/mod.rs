@@ -278,9 +278,10 @@ pub fn is_read_only_effect(effect: &Effect) -> bool {
     effect.kind == "read" && !effect.irreversible && effect.replicated
 }
 
-/// ICRC methods that move funds: never a read tool (sent at once, without the owner's
-/// confirmation), whatever a form says of them.
-pub const FUNDS_METHODS: [&str; 8] = [
+/// Ledger methods that move funds (ICRC-1, -2, -4, -7, -37, and the ICP ledger's own `transfer`
+/// and `send_dfx`): never a read tool (sent at once, without the owner's confirmation), whatever
+/// a form says of them, also as a query (the host's call runs the method as the ledger has it).
+pub const FUNDS_METHODS: [&str; 10] = [
     "icrc1_transfer",
     "icrc2_approve",
     "icrc2_transfer_from",
@@ -289,6 +290,8 @@ pub const FUNDS_METHODS: [&str; 8] = [
     "icrc37_approve_tokens",
     "icrc37_approve_collection",
     "icrc37_transfer_from",
+    "transfer",
+    "send_dfx",
 ];
 
 /// Whether a method (or case) with this effect gets a read tool, or why it is refused one: an
