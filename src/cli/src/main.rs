@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tool_host_core::classify::Classifier;
 use tool_host_core::form::parse_form;
 use tool_host_core::plan::{build_tool_plans, FormRef, CANISTER_PARAM};
-use tool_host_core::read::{read_tool_input, Canister, ReadContext};
+use tool_host_core::read::{parse_input, read_tool_input, Canister, ReadContext};
 use tool_host_core::text::principal::parse_principal;
 use tool_host_core::{candid_types, codec, display, packs, schema};
 
@@ -221,7 +221,9 @@ fn run(cmd: Command) -> Result<Value, Fail> {
                     plans.tool_names().join(", ")
                 ))
             })?;
-            let input: Value = serde_json::from_str(&input).map_err(|e| Fail(json!({ "issues": [{ "param": "", "path": "$input", "code": "E_INPUT", "message": format!("the input is not JSON: {e}") }] }), 1))?;
+            // The canister's bound and reading: over MAX_INPUT_BYTES is refused whole, unread.
+            let input: Value =
+                parse_input(&input).map_err(|issues| Fail(json!({ "issues": issues }), 1))?;
             let refs: BTreeMap<String, Value> = match refs {
                 Some(r) => match serde_json::from_str::<Value>(&r) {
                     Ok(Value::Object(m)) => m.into_iter().collect(),

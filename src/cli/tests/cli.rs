@@ -63,6 +63,8 @@ fn read_gives_the_exact_amount() {
         &input,
         "--refs",
         REFS,
+        "--owner",
+        TO,
     ]);
     assert_eq!(code, 0, "{v}");
     assert!(
@@ -111,10 +113,53 @@ fn read_reports_every_issue_at_once() {
             &input,
             "--refs",
             REFS,
+            "--owner",
+            TO,
         ]);
         assert_eq!(code, 1);
         assert_eq!(issue_codes(&v), want, "{to} {amount}");
     }
+}
+
+#[test]
+fn read_applies_the_canisters_input_bound_exactly() {
+    // The same bound as the canister's (tool_host_core::read::MAX_INPUT_BYTES), whole: an input
+    // of exactly 64 KiB is read, one byte more is refused, never cut.
+    const LIMIT: usize = 64 * 1024;
+    assert_eq!(LIMIT, tool_host_core::read::MAX_INPUT_BYTES);
+    let base = transfer_input(TO, "1.5 TKA");
+    let padded = |len: usize| format!("{base}{}", " ".repeat(len - base.len()));
+    let read = |input: &str| {
+        run(&[
+            "read",
+            "--pack",
+            "icrc1",
+            "--tool",
+            "prepare_icrc1_transfer",
+            "--input",
+            input,
+            "--refs",
+            REFS,
+            "--owner",
+            TO,
+        ])
+    };
+    let (code, v) = read(&padded(LIMIT));
+    assert_eq!(code, 0, "{v}");
+    assert!(v["value"]
+        .as_str()
+        .unwrap()
+        .contains("amount = 150_000_000 : nat"));
+    let (code, v) = read(&padded(LIMIT + 1));
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(issue_codes(&v), vec!["E_TOO_LARGE"]);
+    assert_eq!(v["issues"][0]["path"], "$input");
+    // A 74 KB input, as the canister refuses it.
+    let (code, v) = read(&padded(74_000));
+    assert_eq!(
+        (code, issue_codes(&v)),
+        (1, vec!["E_TOO_LARGE".to_string()])
+    );
 }
 
 #[test]

@@ -249,11 +249,14 @@ impl Words<'_> {
                 json!({ "anyOf": [self.schema(inner, describe), { "type": "null" }] })
             }
             Reader::Empty(_) => json!({ "type": "null" }),
+            // Never an input (records and variants leave these out; no input is one).
+            Reader::Host(_) => json!(false),
             Reader::Record(fields) => {
                 let mut props = Map::new();
                 let mut required = vec![];
                 for (name, r) in fields {
-                    if matches!(r, Reader::Empty(_)) {
+                    // Positions the host fills are not inputs: not in the schema at all.
+                    if matches!(r, Reader::Empty(_) | Reader::Host(_)) {
                         continue;
                     }
                     props.insert(name.clone(), self.schema(r, None));
@@ -273,7 +276,7 @@ impl Words<'_> {
                 let one_of: Vec<Value> = cases
                     .iter()
                     .map(|(name, r)| match r {
-                        Reader::Empty(_) => json!({
+                        Reader::Empty(_) | Reader::Host(_) => json!({
                             "type": "object",
                             "properties": { "tag": { "const": name } },
                             "required": ["tag"],

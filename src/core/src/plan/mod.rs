@@ -3,7 +3,7 @@
 
 mod reader;
 
-pub use reader::{tag_of, value_tag, Reader, ReaderBuilder};
+pub use reader::{host_fill, tag_of, value_tag, Reader, ReaderBuilder};
 
 use crate::classify::Classifier;
 use crate::form::*;
@@ -157,11 +157,33 @@ fn valid_tool_name(name: &str) -> bool {
 pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
     let mut candidates: Vec<ToolPlan> = vec![];
     let mut skipped: Vec<Skip> = vec![];
-    for fr in forms {
+    // The forms (by index) in which each method is sent only after the owner's confirmation.
+    let mut confirmed: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    let mut from_form: Vec<usize> = vec![];
+    for (fi, fr) in forms.iter().enumerate() {
         for (name, method) in &fr.form.methods {
+            let writes =
+                !method.mode.is_query() && !method.effect.as_ref().is_some_and(is_read_only_effect);
+            if writes {
+                confirmed.entry(name.clone()).or_default().insert(fi);
+            }
             match plan_method(fr, name, method) {
                 Ok((plans, case_skips)) => {
-                    candidates.extend(plans);
+                    for p in plans {
+                        match check_plan(&p) {
+                            Ok(()) => {
+                                if p.kind == ToolKind::Prepare {
+                                    confirmed.entry(p.method.clone()).or_default().insert(fi);
+                                }
+                                candidates.push(p);
+                                from_form.push(fi);
+                            }
+                            Err(reason) => skipped.push(Skip {
+                                method: name.clone(),
+                                reason,
+                            }),
+                        }
+                    }
                     skipped.extend(case_skips);
                 }
                 Err(reason) => skipped.push(Skip {
@@ -171,6 +193,35 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
             }
         }
     }
+    // A read tool of a method that another form sends only after confirmation (a prepare tool)
+    // would send it at once: whichever form is right about it, it is not a read here.
+    let mut kept = vec![];
+    for (p, fi) in candidates.into_iter().zip(from_form) {
+        let others: Vec<&str> = confirmed
+            .get(&p.method)
+            .into_iter()
+            .flatten()
+            .filter(|f| **f != fi)
+            .map(|f| forms[*f].id.as_str())
+            .collect();
+        if p.kind == ToolKind::Read && !others.is_empty() {
+            let reason = format!(
+                "another form ({}) offers {} as a prepare tool, sent only after the owner's confirmation; it is never also a read tool",
+                others.join(", "),
+                p.method
+            );
+            skipped.push(Skip {
+                method: p.method.clone(),
+                reason: match &p.case {
+                    Some(c) => format!("case {c}: {reason}"),
+                    None => reason,
+                },
+            });
+        } else {
+            kept.push(p);
+        }
+    }
+    let candidates = kept;
     // A tool name that is `commit`, or that two methods (or cases) would share, skips them all.
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for p in &candidates {
@@ -222,6 +273,199 @@ fn default_effect(mode: Mode) -> Effect {
     }
 }
 
+/// The one effect that makes an update a read-only update (a read tool sent as an update call).
+pub fn is_read_only_effect(effect: &Effect) -> bool {
+    effect.kind == "read" && !effect.irreversible && effect.replicated
+}
+
+/// Ledger methods that move funds (ICRC-1, -2, -4, -7, -37, and the ICP ledger's own `transfer`
+/// and `send_dfx`): never a read tool (sent at once, without the owner's confirmation), whatever
+/// a form says of them, also as a query (the host's call runs the method as the ledger has it).
+pub const FUNDS_METHODS: [&str; 10] = [
+    "icrc1_transfer",
+    "icrc2_approve",
+    "icrc2_transfer_from",
+    "icrc4_transfer_batch",
+    "icrc7_transfer",
+    "icrc37_approve_tokens",
+    "icrc37_approve_collection",
+    "icrc37_transfer_from",
+    "transfer",
+    "send_dfx",
+];
+
+/// Whether a method (or case) with this effect gets a read tool, or why it is refused one: an
+/// update is a read only with exactly the read-only effect, and a method that moves funds never.
+fn is_read(method: &str, mode: Mode, effect: &Effect) -> Result<bool, String> {
+    if !mode.is_query() && !effect.is_read() {
+        return Ok(false);
+    }
+    if !mode.is_query() && !is_read_only_effect(effect) {
+        return Err(format!(
+            "a read-only update needs exactly effect {{ kind: \"read\", irreversible: false, replicated: true }} (this one: irreversible {}, replicated {}); a read tool is sent without the owner's confirmation",
+            effect.irreversible, effect.replicated
+        ));
+    }
+    if FUNDS_METHODS.contains(&method) {
+        return Err(format!(
+            "{method} moves funds: it is never a read tool (sent without the owner's confirmation), whatever the form says"
+        ));
+    }
+    Ok(true)
+}
+
+/// The stamp and the memo are top-level fields of the one argument record, of their types: the
+/// host fills only those. A stamp the host did not fill would be treated as stamped after an
+/// unknown outcome and sent again, with nothing in the bytes for the ledger to deduplicate on.
+fn check_idempotency(form: &Form, method: &Method, id: &Idempotency) -> Result<(), String> {
+    let arg = &method.args[0];
+    let fields = match resolve(form, arg) {
+        Some(Ty::Record(fields)) if value_tag(form, arg).is_none() => fields,
+        ty => {
+            return Err(format!(
+                "the stamp '{}' must be a field of the argument record, but the argument is {}",
+                id.stamp,
+                describe_ty(ty)
+            ))
+        }
+    };
+    let field = |what: &str, rp: &RelPath| -> Result<&FieldNode, String> {
+        if rp.index != 0 {
+            return Err(format!(
+                "the {what} '{rp}' names argument {}, but the method has one argument",
+                rp.index
+            ));
+        }
+        match rp.labels.as_slice() {
+            [] => Err(format!(
+                "the {what} '{rp}' is the whole argument; it must be a field of the argument record"
+            )),
+            [label] => fields
+                .iter()
+                .find(|f| f.label.name() == Some(label.as_str()))
+                .ok_or_else(|| format!("the {what} '{rp}' names no field of the argument record")),
+            _ => Err(format!(
+                "the {what} '{rp}' is not a top-level field of the argument record: the host fills only those (not one inside a vec element, a nested record or a variant case; batch methods are not offered yet)"
+            )),
+        }
+    };
+    let stamp = field("stamp", &id.stamp)?;
+    if !is_nat64_or_opt(form, &stamp.node) {
+        return Err(format!(
+            "the stamp '{}' must be a nat64 or opt nat64",
+            id.stamp
+        ));
+    }
+    if let Some(memo) = &id.memo {
+        let m = field("memo", memo)?;
+        if m.label == stamp.label {
+            return Err(format!("the memo '{memo}' is the stamp's field"));
+        }
+        if !is_blob_or_opt(form, &m.node) {
+            return Err(format!("the memo '{memo}' must be a blob or opt blob"));
+        }
+    }
+    Ok(())
+}
+
+/// A guard that holds whatever a form says, checked on every plan before it is offered: a
+/// stamped plan fills exactly one stamp (a top-level field of its one argument record) and its
+/// memo exactly once, an unstamped one neither; no input is a position the host fills; a read
+/// tool is a query or an update with exactly the read-only effect, and never moves funds.
+pub fn check_plan(plan: &ToolPlan) -> Result<(), String> {
+    let method = plan.method_def();
+    let guard = |why: String| Err(format!("refused by the plan guard: {why}"));
+    if plan.has_stamp != method.idempotency.is_some() {
+        return guard(format!(
+            "has_stamp is {} but the method's idempotency is {}",
+            plan.has_stamp,
+            if method.idempotency.is_some() {
+                "set"
+            } else {
+                "not set"
+            }
+        ));
+    }
+    let (mut stamps, mut memos, mut top_stamps) = (0, 0, 0);
+    for (i, a) in plan.args.iter().enumerate() {
+        count_fills(a, &mut stamps, &mut memos);
+        if let (0, ArgPlan::Fields(slots)) = (i, a) {
+            top_stamps += slots
+                .iter()
+                .filter(|s| matches!(s.fill, Fill::Stamp))
+                .count();
+        }
+    }
+    let want_memos = usize::from(
+        plan.has_stamp
+            && method
+                .idempotency
+                .as_ref()
+                .is_some_and(|i| i.memo.is_some()),
+    );
+    if stamps != usize::from(plan.has_stamp)
+        || top_stamps != stamps
+        || plan.has_stamp && plan.args.len() != 1
+    {
+        return guard(format!(
+            "has_stamp is {} but the plan fills {stamps} stamp positions ({top_stamps} of them fields of a one-argument record)",
+            plan.has_stamp
+        ));
+    }
+    if memos != want_memos {
+        return guard(format!(
+            "the plan fills {memos} memo positions, not {want_memos}"
+        ));
+    }
+    for p in &plan.params {
+        if matches!(p.reader, Reader::Host(_)) {
+            return guard(format!(
+                "the input '{}' is a position the host fills",
+                p.name
+            ));
+        }
+        if !host_slots_ok(&p.reader) {
+            return guard(format!(
+                "a position the host fills inside '{}' is not filled by a default or left empty",
+                p.name
+            ));
+        }
+    }
+    if plan.kind == ToolKind::Read {
+        if FUNDS_METHODS.contains(&plan.method.as_str()) {
+            return guard(format!("{} moves funds and is a read tool", plan.method));
+        }
+        if !plan.mode.is_query() && !is_read_only_effect(&plan.effect) {
+            return guard("an update read tool without the read-only effect".into());
+        }
+    }
+    Ok(())
+}
+
+fn count_fills(a: &ArgPlan, stamps: &mut usize, memos: &mut usize) {
+    let mut one = |s: &Slot| match s.fill {
+        Fill::Stamp => *stamps += 1,
+        Fill::Memo => *memos += 1,
+        _ => {}
+    };
+    match a {
+        ArgPlan::Fields(slots) => slots.iter().for_each(&mut one),
+        ArgPlan::Whole(s) => one(s),
+        ArgPlan::Case { payload, .. } => count_fills(payload, stamps, memos),
+    }
+}
+
+/// Every host position below a reader is filled by a default or left empty.
+fn host_slots_ok(r: &Reader) -> bool {
+    match r {
+        Reader::Host(s) => matches!(s.fill, Fill::Auto(_) | Fill::Empty),
+        Reader::Named { inner, .. } | Reader::Opt(inner) => host_slots_ok(inner),
+        Reader::Vec { elem, .. } => !matches!(**elem, Reader::Host(_)) && host_slots_ok(elem),
+        Reader::Record(fs) | Reader::Variant(fs) => fs.iter().all(|(_, r)| host_slots_ok(r)),
+        _ => true,
+    }
+}
+
 type MethodPlans = (Vec<ToolPlan>, Vec<Skip>);
 
 fn plan_method(fr: &FormRef, name: &str, method: &Method) -> Result<MethodPlans, String> {
@@ -230,7 +474,7 @@ fn plan_method(fr: &FormRef, name: &str, method: &Method) -> Result<MethodPlans,
         .effect
         .clone()
         .unwrap_or_else(|| default_effect(method.mode));
-    let read = method.mode.is_query() || effect.is_read();
+    let read = is_read(name, method.mode, &effect)?;
     if method.mode.is_query() && method.results.len() > 1 {
         return Err(format!(
             "a query with more than one result ({})",
@@ -251,7 +495,7 @@ fn plan_method(fr: &FormRef, name: &str, method: &Method) -> Result<MethodPlans,
         if method.args.len() != 1 {
             return Err(format!("an idempotency stamp with {} arguments (a stamp is a field of the one argument record)", method.args.len()));
         }
-        if id.stamp.index != 0 || id.stamp.labels.is_empty() {
+        if id.stamp.labels.is_empty() {
             return Err(format!(
                 "the stamp '{}' is the whole argument; it must be a field of the argument record",
                 id.stamp
@@ -271,6 +515,9 @@ fn plan_method(fr: &FormRef, name: &str, method: &Method) -> Result<MethodPlans,
                 return Ok(plan_cases(fr, name, method, cases, &effect, &classifier));
             }
         }
+    }
+    if let Some(id) = &method.idempotency {
+        check_idempotency(form, method, id)?;
     }
     let tool_name = if read {
         name.to_string()
@@ -346,7 +593,13 @@ fn plan_cases(
             .effect
             .clone()
             .unwrap_or_else(|| method_effect.clone());
-        let read = method.mode.is_query() || effect.is_read();
+        let read = match is_read(name, method.mode, &effect) {
+            Ok(r) => r,
+            Err(reason) => {
+                skips.push(skip(reason));
+                continue;
+            }
+        };
         let intent = case
             .node
             .tags
@@ -591,22 +844,12 @@ fn position_fill(
     name: &str,
     params: &mut Vec<Param>,
 ) -> Result<Fill, String> {
-    let auto = tag_of(form, node, |t| t.auto.clone());
-    let hidden = tag_of(form, node, |t| t.hidden.then_some(true)).unwrap_or(false);
-    if let Some(a) = auto {
-        return Ok(Fill::Auto(a));
+    if let Some(fill) = host_fill(form, node, path)? {
+        return Ok(fill);
     }
     let ty = resolve(form, node).ok_or_else(|| format!("{path}: an unresolved type"))?;
     if matches!(ty, Ty::Prim(Prim::Null | Prim::Reserved)) {
         return Ok(Fill::Empty);
-    }
-    if hidden {
-        return match ty {
-            Ty::Opt(_) => Ok(Fill::Empty),
-            _ => Err(format!(
-                "{path}: a hidden position without an auto default or an opt to leave empty"
-            )),
-        };
     }
     let (optional, inner) = match ty {
         Ty::Opt(inner) if value_tag(form, node).is_none() => (true, inner.as_ref()),

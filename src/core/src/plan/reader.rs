@@ -1,6 +1,7 @@
 //! Which reading rule a position gets, decided once when the plan is built. A position with no
 //! rule makes the method skipped, with the reason.
 
+use super::{Fill, Slot};
 use crate::form::*;
 use crate::text::pattern::compile_pattern;
 use regex_lite::Regex;
@@ -53,6 +54,10 @@ pub enum Reader {
         elem: Box<Reader>,
         range: Option<RangeTag>,
     },
+    /// A position inside a JSON input that the host fills (an `auto` default, or a hidden `opt`
+    /// left empty): never an input, absent from the schema, refused when an input names it.
+    /// Its slot's fill is `Fill::Auto` or `Fill::Empty`.
+    Host(Box<Slot>),
 }
 
 impl Reader {
@@ -108,6 +113,83 @@ pub fn tag_of<'a, T: 'a>(
     None
 }
 
+/// Whether the host fills a position, so that it is never an input: its `auto` default, or
+/// nothing for a hidden `opt` (and a hidden `null` or `reserved`). The tags are looked for on
+/// the position and, for an `opt`, on its value (a named type's tags apply wherever it is used).
+/// `Ok(None)`: the position is read from the input. A hidden position that cannot be left empty
+/// and has no default, or a default that does not fit the position, has no rule.
+pub fn host_fill(form: &Form, node: &Node, place: &str) -> Result<Option<Fill>, String> {
+    let ty = resolve(form, node).ok_or_else(|| format!("{place}: an unresolved type"))?;
+    let auto_of = |n: &Node| tag_of(form, n, |t| t.auto.clone());
+    let hidden_of = |n: &Node| tag_of(form, n, |t| t.hidden.then_some(true)).unwrap_or(false);
+    let inner = match ty {
+        Ty::Opt(inner) => Some(inner.as_ref()),
+        _ => None,
+    };
+    let auto = auto_of(node).or_else(|| inner.and_then(auto_of));
+    if let Some(a) = auto {
+        check_auto(form, node, &a, place)?;
+        return Ok(Some(Fill::Auto(a)));
+    }
+    if hidden_of(node) || inner.is_some_and(hidden_of) {
+        return match ty {
+            Ty::Opt(_) | Ty::Prim(Prim::Null | Prim::Reserved) => Ok(Some(Fill::Empty)),
+            _ => Err(format!(
+                "{place}: a hidden position without an auto default or an opt to leave empty"
+            )),
+        };
+    }
+    Ok(None)
+}
+
+/// An `auto` default fits its position: an owner default its type, a literal its reading rule.
+fn check_auto(form: &Form, node: &Node, auto: &Auto, place: &str) -> Result<(), String> {
+    let value = match resolve(form, node) {
+        Some(Ty::Opt(inner)) => inner.as_ref(),
+        _ => node,
+    };
+    let ty = resolve(form, value);
+    match auto {
+        Auto::From(src) => {
+            let fits = match src.as_str() {
+                "owner:subaccount" => matches!(ty, Some(Ty::Blob)),
+                "owner:principal" => matches!(ty, Some(Ty::Prim(Prim::Principal))),
+                "owner:account" => is_account(form, ty),
+                _ => true,
+            };
+            if !fits {
+                return Err(format!(
+                    "{place}: the auto default '{src}' does not fit {}",
+                    describe_ty(ty)
+                ));
+            }
+        }
+        Auto::Value(_) => {
+            ReaderBuilder::new(form)
+                .value_reader(value, place)
+                .map_err(|why| format!("{place}: the auto default cannot be read: {why}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a position holds a host-filled position below it (its value tag reads it whole).
+fn holds_host_tags(form: &Form, node: &Node, depth: usize) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    let tagged = |n: &Node| {
+        tag_of(form, n, |t| t.auto.as_ref()).is_some()
+            || tag_of(form, n, |t| t.hidden.then_some(true)).unwrap_or(false)
+    };
+    let below = |n: &Node| tagged(n) || holds_host_tags(form, n, depth + 1);
+    match resolve(form, node) {
+        Some(Ty::Opt(n) | Ty::Vec(n)) => below(n),
+        Some(Ty::Record(fs) | Ty::Variant(fs)) => fs.iter().any(|f| below(&f.node)),
+        _ => false,
+    }
+}
+
 /// Limits on what one JSON input may nest.
 const MAX_READER_DEPTH: usize = 24;
 
@@ -125,8 +207,22 @@ impl<'a> ReaderBuilder<'a> {
         }
     }
 
-    /// The reader of one position, or why it has none. `place` names it in the reason.
+    /// The reader of one position, or why it has none. `place` names it in the reason. A
+    /// position the host fills ([`host_fill`]) is a [`Reader::Host`], at any depth.
     pub fn reader(&mut self, node: &Node, place: &str) -> Result<Reader, String> {
+        if let Some(fill) = host_fill(self.form, node, place)? {
+            return Ok(Reader::Host(Box::new(Slot {
+                label: None,
+                node: node.clone(),
+                fill,
+            })));
+        }
+        self.value_reader(node, place)
+    }
+
+    /// The reader of a position by its own rule, its `auto` and `ui.hidden` tags aside (how a
+    /// literal `auto` default is read); the positions below it are read as [`Self::reader`] does.
+    pub fn value_reader(&mut self, node: &Node, place: &str) -> Result<Reader, String> {
         if self.visiting.len() > MAX_READER_DEPTH {
             return Err(format!("{place}: nests deeper than {MAX_READER_DEPTH}"));
         }
@@ -163,6 +259,12 @@ impl<'a> ReaderBuilder<'a> {
         let ty = resolve(form, node).ok_or_else(|| format!("{place}: an unresolved type"))?;
         let range = tag_of(form, node, |t| t.range.clone());
         if let Some(tag) = value_tag(form, node) {
+            if holds_host_tags(form, node, 0) {
+                return Err(format!(
+                    "{place}: a hidden or auto position inside a {} position (its value tag reads the whole position from the input)",
+                    tag.kind()
+                ));
+            }
             return Ok(match (tag, ty) {
                 (ValueTag::TokenAmount { decimals, symbol }, Ty::Prim(p)) => Reader::Amount {
                     prim: *p,
@@ -217,11 +319,22 @@ impl<'a> ReaderBuilder<'a> {
             Ty::Prim(p @ (Prim::Null | Prim::Reserved)) => Ok(Reader::Empty(*p)),
             Ty::Prim(p) => Err(format!("{place}: {} has no rule", p.as_str())),
             Ty::Blob => Ok(Reader::Blob { range }),
-            Ty::Opt(inner) => Ok(Reader::Opt(Box::new(self.reader(inner, place)?))),
-            Ty::Vec(inner) => Ok(Reader::Vec {
-                elem: Box::new(self.reader(inner, &format!("{place}[]"))?),
-                range,
-            }),
+            Ty::Opt(inner) => match self.reader(inner, place)? {
+                // Only an opt inside an opt gets here: one level is looked through above.
+                Reader::Host(_) => Err(format!(
+                    "{place}: a hidden or auto position inside an opt inside an opt"
+                )),
+                r => Ok(Reader::Opt(Box::new(r))),
+            },
+            Ty::Vec(inner) => match self.reader(inner, &format!("{place}[]"))? {
+                Reader::Host(_) => Err(format!(
+                    "{place}[]: a vec element that the host fills (auto or hidden); how many there are would be the input's"
+                )),
+                elem => Ok(Reader::Vec {
+                    elem: Box::new(elem),
+                    range,
+                }),
+            },
             Ty::Record(fields) => {
                 let mut out = vec![];
                 for f in fields {

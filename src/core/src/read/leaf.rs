@@ -2,8 +2,8 @@
 
 use super::context::ReadContext;
 use super::value::{account_value, int_value, value_int};
-use super::{issue, State, MAX_VALUES, MAX_VEC_ELEMENTS};
-use crate::form::{Dyn, Prim, TimeUnit};
+use super::{issue, HostEnv, State, MAX_VALUES, MAX_VEC_ELEMENTS};
+use crate::form::{Dyn, Form, Prim, TimeUnit};
 use crate::issue::{Code, Fault};
 use crate::plan::Reader;
 use crate::text::{account, amount, bytes, integer, principal, textual, time};
@@ -15,6 +15,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub(super) struct LeafRead<'a, 'b> {
+    pub form: &'a Form,
     pub refs: &'a BTreeMap<String, Value>,
     pub ctx: &'a ReadContext<'b>,
     pub st: &'a mut State,
@@ -49,6 +50,17 @@ impl LeafRead<'_, '_> {
                 None
             }
         }
+    }
+
+    /// The value of a position the host fills.
+    fn host(&mut self, slot: &crate::plan::Slot, path: &str) -> Option<IDLValue> {
+        let mut env = HostEnv {
+            form: self.form,
+            refs: self.refs,
+            ctx: self.ctx,
+            st: self.st,
+        };
+        env.fill(slot, path, self.param)
     }
 
     /// Reads a value; returns it with its canonical text (for the intent's identity).
@@ -99,6 +111,16 @@ impl LeafRead<'_, '_> {
                 }
             }
             Reader::Named { set, inner } => return self.named(set, inner, v, path),
+            // Record fields and variant cases the host fills are never read; nothing else is one.
+            Reader::Host(_) => {
+                return self.fail(
+                    path,
+                    Fault::new(
+                        Code::UnknownParam,
+                        "this position is filled by the tool host, never an input",
+                    ),
+                )
+            }
             _ => {}
         }
         let s = self.text(v, path, "this input")?.to_string();
@@ -334,14 +356,29 @@ impl LeafRead<'_, '_> {
             );
         };
         let mut ok = true;
+        let is_input = |r: &Reader| !matches!(r, Reader::Host(_));
         for k in obj.keys() {
-            if !fields.iter().any(|(n, _)| n == k) {
-                let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+            let Some((_, r)) = fields.iter().find(|(n, _)| n == k) else {
+                let names: Vec<&str> = fields
+                    .iter()
+                    .filter(|(_, r)| is_input(r))
+                    .map(|(n, _)| n.as_str())
+                    .collect();
                 self.st.issues.push(issue(
                     self.param,
                     &format!("{path}.{k}"),
                     Code::UnknownParam,
                     format!("'{k}' is not a field here (fields: {})", names.join(", ")),
+                ));
+                ok = false;
+                continue;
+            };
+            if !is_input(r) {
+                self.st.issues.push(issue(
+                    self.param,
+                    &format!("{path}.{k}"),
+                    Code::UnknownParam,
+                    format!("'{k}' is filled by the tool host, never an input"),
                 ));
                 ok = false;
             }
@@ -350,6 +387,16 @@ impl LeafRead<'_, '_> {
         let mut canon = serde_json::Map::new();
         for (name, r) in fields {
             let fp = format!("{path}.{name}");
+            if let Reader::Host(slot) = r {
+                match self.host(slot, &fp) {
+                    Some(val) => out.push(IDLField {
+                        id: CLabel::Named(name.clone()),
+                        val,
+                    }),
+                    None => ok = false,
+                }
+                continue;
+            }
             let given = obj.get(name);
             let takes_nothing = matches!(r, Reader::Opt(_) | Reader::Empty(_));
             match given {
@@ -443,6 +490,16 @@ impl LeafRead<'_, '_> {
         };
         let cp = format!("{path}.{name}");
         let (val, canon) = match (r, obj.get("value")) {
+            (Reader::Host(_), Some(_)) => {
+                return self.fail(
+                    &cp,
+                    Fault::new(
+                        Code::UnknownParam,
+                        format!("the case '{name}' is filled by the tool host; give no \"value\""),
+                    ),
+                )
+            }
+            (Reader::Host(slot), None) => (self.host(slot, &cp)?, "null".to_string()),
             (Reader::Empty(p), None) => (
                 if *p == Prim::Reserved {
                     IDLValue::Reserved

@@ -63,6 +63,14 @@ pub fn read_tool_input_text(
     text: &str,
     ctx: &ReadContext,
 ) -> Result<ReadOutput, Vec<Issue>> {
+    let v = parse_input(text)?;
+    read_tool_input(plan, &v, ctx)
+}
+
+/// A tool input's JSON text as a value: the one place the input bound is kept. Text over
+/// [`MAX_INPUT_BYTES`] is refused whole (`E_TOO_LARGE`, never cut), before it is parsed; text
+/// that is not JSON is `E_INPUT`. Every host (the canister, the CLI) reads inputs through it.
+pub fn parse_input(text: &str) -> Result<Value, Vec<Issue>> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(vec![issue(
             "",
@@ -74,15 +82,14 @@ pub fn read_tool_input_text(
             ),
         )]);
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| {
+    serde_json::from_str(text).map_err(|e| {
         vec![issue(
             "",
             "$input",
             Code::Input,
             format!("the input is not JSON: {e}"),
         )]
-    })?;
-    read_tool_input(plan, &v, ctx)
+    })
 }
 
 pub fn read_tool_input(
@@ -109,12 +116,17 @@ pub fn read_tool_input(
             let known: Vec<&str> = std::iter::once(CANISTER_PARAM)
                 .chain(plan.params.iter().map(|p| p.name.as_str()))
                 .collect();
+            let filled = if host_filled_field(plan, key) {
+                "; the tool host fills it"
+            } else {
+                ""
+            };
             st.issues.push(issue(
                 key,
                 &format!("$input.{key}"),
                 Code::UnknownParam,
                 format!(
-                    "'{key}' is not an input of {} (its inputs: {})",
+                    "'{key}' is not an input of {}{filled} (its inputs: {})",
                     plan.name,
                     known.join(", ")
                 ),
@@ -145,6 +157,7 @@ pub fn read_tool_input(
             }
             Some(v) => {
                 let mut lr = LeafRead {
+                    form,
                     refs,
                     ctx,
                     st: &mut st,
@@ -391,12 +404,60 @@ impl FillCtx<'_, '_> {
                     IDLValue::Nat64(ns)
                 })
             }
-            Fill::Auto(auto) => self.auto(auto, s, path, opt),
+            Fill::Auto(_) => {
+                let name = s.label.as_ref().map(|l| l.to_string()).unwrap_or_default();
+                let mut env = HostEnv {
+                    form: self.form,
+                    refs: self.refs,
+                    ctx: self.ctx,
+                    st: self.st,
+                };
+                env.fill(s, path, &name)
+            }
+        }
+    }
+}
+
+/// What filling a host position needs: the form, the canister's refs, the owner (in the
+/// context), and the issues to add to.
+pub(crate) struct HostEnv<'a, 'b> {
+    pub form: &'a Form,
+    pub refs: &'a BTreeMap<String, Value>,
+    pub ctx: &'a ReadContext<'b>,
+    pub st: &'a mut State,
+}
+
+impl HostEnv<'_, '_> {
+    /// The value of a position the host fills (`Fill::Auto` or `Fill::Empty`), at any depth;
+    /// `None` with an issue when it cannot be filled. An owner default without an owner is an
+    /// issue (never `null`); only a ref the canister has not given leaves an `opt` empty.
+    pub fn fill(&mut self, s: &Slot, path: &str, param: &str) -> Option<IDLValue> {
+        match &s.fill {
+            Fill::Auto(auto) => {
+                let opt = matches!(resolve(self.form, &s.node), Some(Ty::Opt(_)));
+                self.auto(auto, s, path, opt, param)
+            }
+            Fill::Empty => Some(empty_value(self.form, &s.node)),
+            Fill::Param(_) | Fill::Stamp | Fill::Memo => {
+                self.st.issues.push(issue(
+                    param,
+                    path,
+                    Code::Input,
+                    "a position inside an input is filled by a default or left empty",
+                ));
+                None
+            }
         }
     }
 
-    fn auto(&mut self, auto: &Auto, s: &Slot, path: &str, opt: bool) -> Option<IDLValue> {
-        let name = s.label.as_ref().map(|l| l.to_string()).unwrap_or_default();
+    fn auto(
+        &mut self,
+        auto: &Auto,
+        s: &Slot,
+        path: &str,
+        opt: bool,
+        name: &str,
+    ) -> Option<IDLValue> {
         let inner_node = match resolve(self.form, &s.node) {
             Some(Ty::Opt(inner)) => inner.as_ref().clone(),
             _ => s.node.clone(),
@@ -405,11 +466,9 @@ impl FillCtx<'_, '_> {
         match auto {
             Auto::From(src) if src.starts_with("owner:") => {
                 let Some(owner) = self.ctx.owner else {
-                    if opt {
-                        return Some(IDLValue::None);
-                    }
+                    // Never left empty: an empty source is the host's own account.
                     self.st.issues.push(issue(
-                        &name,
+                        name,
                         path,
                         Code::Input,
                         format!("the owner is not known, so '{src}' cannot be filled"),
@@ -423,7 +482,7 @@ impl FillCtx<'_, '_> {
                     "owner:account" => value::account_value(owner, None),
                     "owner:principal" => IDLValue::Principal(owner),
                     other => {
-                        self.st.issues.push(issue(&name, path, Code::Input, format!("'{other}' is not an owner default (owner:subaccount, owner:account, owner:principal)")));
+                        self.st.issues.push(issue(name, path, Code::Input, format!("'{other}' is not an owner default (owner:subaccount, owner:account, owner:principal)")));
                         return None;
                     }
                 };
@@ -434,7 +493,7 @@ impl FillCtx<'_, '_> {
                     Ok(v) => Some(wrap(v)),
                     Err(f) => {
                         self.st.issues.push(issue(
-                            &name,
+                            name,
                             path,
                             Code::Input,
                             format!("the canister's {src}: {}", f.message),
@@ -447,7 +506,7 @@ impl FillCtx<'_, '_> {
                 None => {
                     if self.st.refs_known {
                         self.st.issues.push(issue(
-                            &name,
+                            name,
                             path,
                             Code::Input,
                             format!("the canister's {src} is not known"),
@@ -457,21 +516,23 @@ impl FillCtx<'_, '_> {
                 }
             },
             Auto::Value(text) => {
-                let reader = crate::plan::ReaderBuilder::new(self.form).reader(&inner_node, path);
+                let reader =
+                    crate::plan::ReaderBuilder::new(self.form).value_reader(&inner_node, path);
                 match reader {
                     Ok(r) => {
                         let mut lr = LeafRead {
+                            form: self.form,
                             refs: self.refs,
                             ctx: self.ctx,
                             st: self.st,
-                            param: &name,
+                            param: name,
                         };
                         lr.read(&r, &Value::String(text.clone()), path)
                             .map(|(v, _)| wrap(v))
                     }
                     Err(why) => {
                         self.st.issues.push(issue(
-                            &name,
+                            name,
                             path,
                             Code::Input,
                             format!("the default cannot be read: {why}"),
@@ -482,6 +543,21 @@ impl FillCtx<'_, '_> {
             }
         }
     }
+}
+
+/// Whether `key` names a field of the argument record that the host fills (not an input).
+fn host_filled_field(plan: &ToolPlan, key: &str) -> bool {
+    fn has(a: &ArgPlan, key: &str) -> bool {
+        match a {
+            ArgPlan::Fields(slots) => slots.iter().any(|s| {
+                !matches!(s.fill, Fill::Param(_))
+                    && s.label.as_ref().and_then(|l| l.name()) == Some(key)
+            }),
+            ArgPlan::Case { payload, .. } => has(payload, key),
+            ArgPlan::Whole(_) => false,
+        }
+    }
+    plan.args.iter().any(|a| has(a, key))
 }
 
 /// The value of a position that takes nothing: `null` for opt and null, `reserved` as itself.

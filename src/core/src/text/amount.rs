@@ -139,10 +139,12 @@ pub fn amount_pattern(decimals: Option<u8>, symbol: Option<&str>) -> String {
     format!("^(0|[1-9][0-9]*){frac}{unit}$")
 }
 
+/// Escapes ECMAScript's syntax characters (and only those: with the `u` flag any other escape,
+/// `\-` among them, is an error).
 fn regex_escape(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
-        if "\\.+*?()|[]{}^$-".contains(c) {
+        if "\\.+*?()|[]{}^$".contains(c) {
             out.push('\\');
         }
         out.push(c);

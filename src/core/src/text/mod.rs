@@ -4,6 +4,7 @@
 pub mod account;
 pub mod amount;
 pub mod bytes;
+pub mod ecma;
 pub mod integer;
 pub mod pattern;
 pub mod principal;

@@ -1,6 +1,8 @@
 //! Patterns from profiles are run only when they are safe: short, no back references, no
 //! lookarounds, no repeating group inside a repeating group (exponential backtracking in
-//! engines that backtrack). `regex-lite` runs the rest, without backtracking blow-ups.
+//! engines that backtrack), and read by the host exactly as ECMAScript with the `u` flag reads
+//! them (MCP clients compile a schema's `pattern` so; see [`super::ecma`]). `regex-lite` runs
+//! the rest, without backtracking blow-ups.
 
 use regex_lite::Regex;
 
@@ -15,7 +17,9 @@ pub fn compile_pattern(p: &str) -> Result<Regex, String> {
         ));
     }
     scan(p)?;
-    Regex::new(p).map_err(|e| {
+    // Run as ECMAScript (u flag) reads it: the pattern is the schema's too.
+    let host = super::ecma::ecmascript_to_host(p)?;
+    Regex::new(&host).map_err(|e| {
         format!(
             "pattern refused: not a valid pattern ({})",
             first_line(&e.to_string())
@@ -95,7 +99,9 @@ fn scan(p: &str) -> Result<(), String> {
                 continue;
             }
             ')' => {
-                let g = stack.pop().ok_or("pattern refused: ')' without '('")?;
+                let g = stack.pop().ok_or(
+                    "pattern refused: not valid in ECMAScript with the u flag (a ')' without '(')",
+                )?;
                 group_repeats = g.repeats_inside;
                 // What repeats inside a group repeats inside the groups around it too.
                 if g.repeats_inside {
@@ -116,7 +122,9 @@ fn scan(p: &str) -> Result<(), String> {
         }
     }
     if !stack.is_empty() {
-        return Err("pattern refused: '(' without ')'".into());
+        return Err(
+            "pattern refused: not valid in ECMAScript with the u flag (a '(' without ')')".into(),
+        );
     }
     Ok(())
 }
@@ -195,7 +203,7 @@ mod tests {
             "^(ab|cd)+$",
             "^[0-9]{3}-[0-9]{4}$",
             "(a|b)?c",
-            "^\\d+(\\.\\d+)?$",
+            "^[0-9]+(\\.[0-9]+)?$",
             "x{2}y",
             "^(foo)*$",
         ] {
@@ -242,7 +250,7 @@ mod tests {
 
     #[test]
     fn refuses_what_regex_lite_cannot_run() {
-        assert!(refused("\\p{L}+").contains("not a valid pattern"));
+        assert!(refused("\\p{L}+").contains("not run by the tool host"));
         assert!(refused("(unclosed").contains("'('"));
     }
 }

@@ -31,7 +31,11 @@ pub fn check_text(
         if !re.is_match(s) {
             return Err(Fault::new(
                 Code::Pattern,
-                format!("the text does not match the pattern {}", re.as_str()),
+                format!(
+                    "the text does not match the pattern {}",
+                    tag.and_then(|t| t.pattern.as_deref())
+                        .unwrap_or(re.as_str())
+                ),
             ));
         }
     }

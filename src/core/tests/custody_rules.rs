@@ -1,0 +1,542 @@
+//! Custody rules (issue 9): nothing moves without its owner, whatever a form says. Each test is
+//! an attack a form (registered by an untrusted admin) or an agent could make, and the rule
+//! that stops it: host-filled positions at any depth, stamps and memos the host really fills,
+//! and read tools that can never move funds.
+
+mod common;
+use candid::{IDLValue, Principal};
+use common::*;
+use serde_json::{json, Value};
+use tool_host_core::funds::deposit_subaccount;
+use tool_host_core::plan::{build_tool_plans, check_plan, ArgPlan, Fill, Reader, ToolKind};
+use tool_host_core::read::{read_tool_input, ReadContext};
+use tool_host_core::schema::tool_definition;
+
+/// The ICRC types, as the packs write them.
+fn icrc_types(extra: Value) -> Value {
+    let mut t = json!({
+        "Subaccount": { "type": "blob", "value": { "kind": "subaccount" } },
+        "Account": { "type": "record", "value": { "kind": "account" }, "fields": [
+            { "name": "owner", "type": "principal" },
+            { "name": "subaccount", "type": "opt", "inner": { "type": "Subaccount" } }
+        ] },
+        "Tokens": { "type": "nat", "value": { "kind": "token_amount", "decimals": { "from": "query:icrc1_decimals" }, "symbol": { "from": "query:icrc1_symbol" } } },
+        "Timestamp": { "type": "nat64", "value": { "kind": "timestamp", "unit": "ns" } }
+    });
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            t[k] = v;
+        }
+    }
+    t
+}
+
+/// The owner's deposit subaccount as the Candid value of an `opt Subaccount` position.
+fn deposit() -> IDLValue {
+    let owner = Principal::from_text(OWNER).unwrap();
+    IDLValue::Opt(Box::new(IDLValue::Blob(
+        deposit_subaccount(&owner).to_vec(),
+    )))
+}
+
+fn field<'a>(v: &'a IDLValue, name: &str) -> &'a IDLValue {
+    let IDLValue::Record(fs) = v else {
+        panic!("not a record: {v}")
+    };
+    &fs.iter()
+        .find(|f| f.id.to_string() == name)
+        .unwrap_or_else(|| panic!("no field {name} in {v}"))
+        .val
+}
+
+fn props(schema: &Value) -> Vec<String> {
+    schema["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no properties in {schema}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// A batch payment: a vec of transfer records whose source is the owner's deposit.
+fn batch_form() -> tool_host_core::plan::ToolPlans {
+    let types = icrc_types(json!({
+        "Transfer": { "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "fee", "type": "opt", "inner": { "type": "Tokens" }, "ui": { "hidden": true }, "auto": { "from": "query:icrc1_fee" } },
+            { "name": "to", "type": "Account" },
+            { "name": "amount", "type": "Tokens" }
+        ] }
+    }));
+    plans(
+        json!({ "pay_many": { "mode": "update", "intent": "Pay several", "args": [{ "type": "record", "fields": [
+            { "name": "transfers", "type": "vec", "inner": { "type": "Transfer" } }
+        ] }], "results": [] } }),
+        types,
+    )
+}
+
+#[test]
+fn custody_auto_positions_inside_vec_elements_are_filled_never_inputs() {
+    let p = batch_form();
+    let plan = &p.plans["prepare_pay_many"];
+    // Not in the schema.
+    let def = tool_definition(plan, &[ledger()]);
+    let items = &def["inputSchema"]["properties"]["transfers"]["items"];
+    assert_eq!(props(items), vec!["amount", "to"], "{items}");
+    assert_eq!(items["required"], json!(["to", "amount"]));
+    // Refused when named, with the element's path.
+    let c = codes(read(
+        plan,
+        with_ledger(json!({ "transfers": [
+            { "to": OWNER, "amount": "1" },
+            { "to": OWNER, "amount": "1", "from_subaccount": "01" }
+        ] })),
+    ));
+    assert_eq!(
+        c,
+        vec![(
+            "E_UNKNOWN_PARAM".into(),
+            "$args[0].transfers[1].from_subaccount".into()
+        )]
+    );
+    let c = codes(read(
+        plan,
+        with_ledger(json!({ "transfers": [{ "to": OWNER, "amount": "1", "fee": "0" }] })),
+    ));
+    assert_eq!(
+        c,
+        vec![("E_UNKNOWN_PARAM".into(), "$args[0].transfers[0].fee".into())]
+    );
+    // Filled in every element: the owner's deposit subaccount and the ledger's fee.
+    let out = read(
+        plan,
+        with_ledger(json!({ "transfers": [
+            { "to": OWNER, "amount": "1" },
+            { "to": OWNER, "amount": "2" },
+            { "to": OWNER, "amount": "3" }
+        ] })),
+    )
+    .unwrap();
+    let IDLValue::Vec(elems) = field(&out.args.args[0], "transfers") else {
+        panic!("a vec")
+    };
+    assert_eq!(elems.len(), 3);
+    for e in elems {
+        assert_eq!(field(e, "from_subaccount"), &deposit());
+        assert_eq!(
+            field(e, "fee"),
+            &IDLValue::Opt(Box::new(IDLValue::Nat(candid::Nat::from(10_000u64))))
+        );
+    }
+}
+
+#[test]
+fn custody_an_owner_default_without_an_owner_is_an_error_never_null() {
+    let p = batch_form();
+    let canisters = vec![ledger()];
+    let ctx = ReadContext {
+        canisters: &canisters,
+        now_ns: Some(NOW),
+        owner: None,
+        ..Default::default()
+    };
+    let input = with_ledger(json!({ "transfers": [{ "to": OWNER, "amount": "1" }] }));
+    let c = codes(read_tool_input(&p.plans["prepare_pay_many"], &input, &ctx));
+    assert_eq!(
+        c,
+        vec![(
+            "E_INPUT".into(),
+            "$args[0].transfers[0].from_subaccount".into()
+        )]
+    );
+    // The same at the top level: the ICRC-1 transfer's source is never left to the ledger's default.
+    let icrc = build_tool_plans(&[tool_host_core::packs::pack("icrc1").unwrap()]);
+    let input = with_ledger(json!({ "to": OWNER, "amount": "1" }));
+    let c = codes(read_tool_input(
+        &icrc.plans["prepare_icrc1_transfer"],
+        &input,
+        &ctx,
+    ));
+    assert_eq!(
+        c,
+        vec![("E_INPUT".into(), "$args[0].from_subaccount".into())]
+    );
+}
+
+#[test]
+fn custody_hidden_and_auto_fields_of_a_second_argument_are_filled() {
+    let types = icrc_types(json!({}));
+    let p = plans(
+        json!({ "pay2": { "mode": "update", "intent": "Pay", "args": [
+            { "type": "Account" },
+            { "type": "record", "fields": [
+                { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+                { "name": "note", "type": "opt", "inner": { "type": "text" }, "ui": { "hidden": true } },
+                { "name": "amount", "type": "Tokens" }
+            ] }
+        ], "results": [] } }),
+        types,
+    );
+    let plan = &p.plans["prepare_pay2"];
+    let def = tool_definition(plan, &[ledger()]);
+    assert_eq!(
+        props(&def["inputSchema"]["properties"]["arg1"]),
+        vec!["amount"]
+    );
+    for (key, val) in [("from_subaccount", "01"), ("note", "hi")] {
+        let mut arg1 = json!({ "amount": "1" });
+        arg1[key] = json!(val);
+        let c = codes(read(
+            plan,
+            with_ledger(json!({ "arg0": OWNER, "arg1": arg1 })),
+        ));
+        assert_eq!(
+            c,
+            vec![("E_UNKNOWN_PARAM".into(), format!("$args[1].{key}"))]
+        );
+    }
+    let out = read(
+        plan,
+        with_ledger(json!({ "arg0": OWNER, "arg1": { "amount": "1" } })),
+    )
+    .unwrap();
+    assert_eq!(field(&out.args.args[1], "from_subaccount"), &deposit());
+    assert_eq!(field(&out.args.args[1], "note"), &IDLValue::None);
+}
+
+#[test]
+fn custody_auto_fields_inside_variant_payloads_are_filled() {
+    let types = icrc_types(json!({}));
+    let p = plans(
+        json!({ "act": { "mode": "update", "intent": "Act", "args": [{ "type": "record", "fields": [
+            { "name": "command", "type": "variant", "cases": [
+                { "name": "Pay", "type": "record", "fields": [
+                    { "name": "from", "type": "Account", "ui": { "hidden": true }, "auto": { "from": "owner:account" } },
+                    { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "auto": { "from": "owner:subaccount" } },
+                    { "name": "amount", "type": "Tokens" }
+                ] },
+                { "name": "Stop", "type": "null" }
+            ] }
+        ] }], "results": [] } }),
+        types,
+    );
+    let plan = &p.plans["prepare_act"];
+    let def = tool_definition(plan, &[ledger()]);
+    let pay = def["inputSchema"]["properties"]["command"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["properties"]["tag"]["const"] == "Pay")
+        .unwrap()["properties"]["value"]
+        .clone();
+    assert_eq!(props(&pay), vec!["amount"], "{pay}");
+    let c = codes(read(
+        plan,
+        with_ledger(
+            json!({ "command": { "tag": "Pay", "value": { "amount": "1", "from": OWNER } } }),
+        ),
+    ));
+    assert_eq!(
+        c,
+        vec![("E_UNKNOWN_PARAM".into(), "$args[0].command.Pay.from".into())]
+    );
+    let out = read(
+        plan,
+        with_ledger(json!({ "command": { "tag": "Pay", "value": { "amount": "1" } } })),
+    )
+    .unwrap();
+    let IDLValue::Variant(v) = field(&out.args.args[0], "command") else {
+        panic!("a variant")
+    };
+    let owner = Principal::from_text(OWNER).unwrap();
+    assert_eq!(
+        field(&v.0.val, "from"),
+        &tool_host_core::read::value::account_value(owner, None)
+    );
+    assert_eq!(field(&v.0.val, "from_subaccount"), &deposit());
+}
+
+#[test]
+fn custody_an_opt_of_a_hidden_named_type_is_filled_not_an_input() {
+    // The tags of a named type apply wherever it is used, also as the value of an opt.
+    let types = icrc_types(json!({
+        "Source": { "type": "blob", "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } }
+    }));
+    let p = plans(
+        json!({ "pay": { "mode": "update", "intent": "Pay", "args": [{ "type": "record", "fields": [
+            { "name": "src", "type": "opt", "inner": { "type": "Source" } },
+            { "name": "amount", "type": "Tokens" }
+        ] }], "results": [] } }),
+        types,
+    );
+    let plan = &p.plans["prepare_pay"];
+    let names: Vec<&str> = plan.params.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, vec!["amount"]);
+    let out = read(plan, with_ledger(json!({ "amount": "1" }))).unwrap();
+    assert_eq!(field(&out.args.args[0], "src"), &deposit());
+}
+
+#[test]
+fn custody_a_nested_hidden_position_without_a_default_skips_its_method() {
+    let p = plans(
+        json!({ "h": { "mode": "update", "intent": "H", "args": [{ "type": "record", "fields": [
+            { "name": "inner", "type": "record", "fields": [
+                { "name": "who", "type": "principal", "ui": { "hidden": true } },
+                { "name": "what", "type": "text" }
+            ] }
+        ] }], "results": [] } }),
+        json!({}),
+    );
+    assert!(skip_reason(&p, "h").contains("hidden position"));
+}
+
+#[test]
+fn custody_a_vec_of_host_filled_elements_skips_its_method() {
+    let types = icrc_types(json!({
+        "Source": { "type": "blob", "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } }
+    }));
+    let p = plans(
+        json!({ "v": { "mode": "update", "intent": "V", "args": [{ "type": "record", "fields": [
+            { "name": "sources", "type": "vec", "inner": { "type": "Source" } }
+        ] }], "results": [] } }),
+        types,
+    );
+    assert!(skip_reason(&p, "v").contains("vec element"));
+}
+
+// ---- Stamps and memos (item 4) ----
+
+fn stamped(args: Value, id: Value) -> tool_host_core::plan::ToolPlans {
+    plans(
+        json!({ "m": { "mode": "update", "intent": "x", "idempotency": id, "args": args, "results": [] } }),
+        icrc_types(json!({})),
+    )
+}
+
+#[test]
+fn custody_a_stamp_inside_vec_elements_skips_the_batch_method() {
+    let p = stamped(
+        json!([{ "type": "record", "fields": [
+            { "name": "transfers", "type": "vec", "inner": { "type": "record", "fields": [
+                { "name": "amount", "type": "Tokens" },
+                { "name": "created_at_time", "type": "opt", "inner": { "type": "Timestamp" } }
+            ] } }
+        ] }]),
+        json!({ "stamp": "transfers.created_at_time" }),
+    );
+    assert!(
+        skip_reason(&p, "m").contains("not a top-level field of the argument record"),
+        "{}",
+        skip_reason(&p, "m")
+    );
+}
+
+#[test]
+fn custody_a_nested_stamp_skips_its_method() {
+    let p = stamped(
+        json!([{ "type": "record", "fields": [
+            { "name": "a", "type": "record", "fields": [{ "name": "b", "type": "Timestamp" }] },
+            { "name": "amount", "type": "Tokens" }
+        ] }]),
+        json!({ "stamp": "a.b" }),
+    );
+    assert!(skip_reason(&p, "m").contains("not a top-level field of the argument record"));
+}
+
+#[test]
+fn custody_a_stamp_that_names_nothing_skips_its_method() {
+    let p = stamped(
+        json!([{ "type": "record", "fields": [{ "name": "amount", "type": "Tokens" }] }]),
+        json!({ "stamp": "nosuch" }),
+    );
+    assert!(skip_reason(&p, "m").contains("names no field"));
+    let p = stamped(
+        json!([{ "type": "record", "fields": [{ "name": "t", "type": "nat64" }] }]),
+        json!({ "stamp": "(1).t" }),
+    );
+    assert!(skip_reason(&p, "m").contains("argument 1"));
+}
+
+#[test]
+fn custody_a_memo_that_is_not_a_top_level_blob_skips_its_method() {
+    let args = json!([{ "type": "record", "fields": [
+        { "name": "t", "type": "opt", "inner": { "type": "nat64" } },
+        { "name": "note", "type": "text" },
+        { "name": "inner", "type": "record", "fields": [{ "name": "m", "type": "blob" }] },
+        { "name": "amount", "type": "Tokens" }
+    ] }]);
+    for (memo, why) in [
+        ("note", "must be a blob or opt blob"),
+        ("inner.m", "not a top-level field of the argument record"),
+        ("nosuch", "names no field"),
+        ("(1).note", "argument 1"),
+        ("t", "the stamp's field"),
+    ] {
+        let p = stamped(args.clone(), json!({ "stamp": "t", "memo": memo }));
+        let r = skip_reason(&p, "m");
+        assert!(r.contains(why), "memo {memo}: {r}");
+    }
+}
+
+#[test]
+fn custody_a_stamp_on_a_record_the_argument_is_not_skips_its_method() {
+    let p = stamped(
+        json!([{ "type": "vec", "inner": { "type": "record", "fields": [{ "name": "t", "type": "Timestamp" }] } }]),
+        json!({ "stamp": "t" }),
+    );
+    assert!(skip_reason(&p, "m").contains("argument record"));
+}
+
+// ---- Read tools never move funds (item 5) ----
+
+fn effect_method(mode: &str, effect: Value) -> Value {
+    json!({ "mode": mode, "effect": effect, "args": [{ "type": "record", "fields": [
+        { "name": "to", "type": "Account" }, { "name": "amount", "type": "Tokens" }
+    ] }], "results": [{ "type": "nat" }] })
+}
+
+const READ_ONLY: fn() -> Value =
+    || json!({ "kind": "read", "irreversible": false, "replicated": true });
+
+#[test]
+fn custody_a_read_only_update_needs_exactly_the_read_only_effect() {
+    for effect in [
+        json!({ "kind": "read", "irreversible": true, "replicated": true }),
+        json!({ "kind": "read", "irreversible": false, "replicated": false }),
+        json!({ "kind": "read" }),
+    ] {
+        let p = plans(
+            json!({ "peek": effect_method("update", effect.clone()) }),
+            icrc_types(json!({})),
+        );
+        assert!(!p.plans.contains_key("peek"), "{effect}");
+        assert!(
+            skip_reason(&p, "peek").contains("a read-only update needs exactly"),
+            "{effect}: {}",
+            skip_reason(&p, "peek")
+        );
+    }
+    let p = plans(
+        json!({ "peek": effect_method("update", READ_ONLY()) }),
+        icrc_types(json!({})),
+    );
+    assert!(p.plans.contains_key("peek"));
+}
+
+#[test]
+fn custody_icrc1_transfer_is_never_a_read_tool() {
+    for name in [
+        "icrc1_transfer",
+        "icrc2_approve",
+        "icrc2_transfer_from",
+        "transfer",
+    ] {
+        for (mode, effect) in [("update", READ_ONLY()), ("query", json!(null))] {
+            let mut m = effect_method(mode, effect);
+            if m["effect"].is_null() {
+                m.as_object_mut().unwrap().remove("effect");
+            }
+            let p = plans(json!({ name: m }), icrc_types(json!({})));
+            assert!(p.plans.is_empty(), "{name} as a {mode} read");
+            assert!(
+                skip_reason(&p, name).contains("moves funds"),
+                "{name}: {}",
+                skip_reason(&p, name)
+            );
+        }
+    }
+}
+
+#[test]
+fn custody_a_method_another_form_prepares_is_never_a_read_tool() {
+    let writer = form(
+        json!({ "pay": { "mode": "update", "intent": "Pay", "args": [{ "type": "record", "fields": [
+            { "name": "to", "type": "Account" }, { "name": "amount", "type": "Tokens" }
+        ] }], "results": [] } }),
+        icrc_types(json!({})),
+    );
+    for (mode, effect) in [("update", READ_ONLY()), ("query", json!(null))] {
+        let mut m = effect_method(mode, effect);
+        if m["effect"].is_null() {
+            m.as_object_mut().unwrap().remove("effect");
+        }
+        let liar = tool_host_core::plan::FormRef {
+            id: "liar".into(),
+            ..form(json!({ "pay": m }), icrc_types(json!({})))
+        };
+        let p = build_tool_plans(&[writer.clone(), liar]);
+        assert!(
+            p.plans.contains_key("prepare_pay"),
+            "the writer's tool stays"
+        );
+        assert!(!p.plans.contains_key("pay"), "no read tool of it ({mode})");
+        assert!(
+            skip_reason(&p, "pay").contains("another form"),
+            "{}",
+            skip_reason(&p, "pay")
+        );
+    }
+}
+
+#[test]
+fn custody_a_read_case_needs_exactly_the_read_only_effect() {
+    let m = json!({ "mode": "update", "intent": "Manage", "args": [{ "type": "variant", "cases": [
+        { "name": "Look", "type": "null", "effect": { "kind": "read", "irreversible": true, "replicated": true } },
+        { "name": "Peek", "type": "null", "effect": { "kind": "read", "irreversible": false, "replicated": true } }
+    ] }], "results": [] });
+    let p = plans(json!({ "manage": m }), json!({}));
+    assert!(!p.plans.contains_key("manage_Look"));
+    assert!(p.plans.contains_key("manage_Peek"));
+    assert!(skip_reason(&p, "manage").contains("case Look: a read-only update needs exactly"));
+}
+
+// ---- The plan guard ----
+
+fn slot_fill<'a>(plan: &'a mut tool_host_core::plan::ToolPlan, name: &str) -> &'a mut Fill {
+    let ArgPlan::Fields(slots) = &mut plan.args[0] else {
+        panic!("a record argument")
+    };
+    &mut slots
+        .iter_mut()
+        .find(|s| s.label.as_ref().and_then(|l| l.name()) == Some(name))
+        .unwrap()
+        .fill
+}
+
+#[test]
+fn custody_the_plan_guard_holds_whatever_a_plan_says() {
+    let p = build_tool_plans(&[tool_host_core::packs::pack("icrc1").unwrap()]);
+    let plan = p.plans["prepare_icrc1_transfer"].clone();
+    assert_eq!(check_plan(&plan), Ok(()));
+    // A stamped plan whose stamp is not filled.
+    let mut unstamped = plan.clone();
+    *slot_fill(&mut unstamped, "created_at_time") = Fill::Empty;
+    assert!(check_plan(&unstamped).unwrap_err().contains("stamp"));
+    // Two stamps.
+    let mut twice = plan.clone();
+    *slot_fill(&mut twice, "memo") = Fill::Stamp;
+    assert!(check_plan(&twice).unwrap_err().contains("stamp"));
+    // The memo not filled.
+    let mut no_memo = plan.clone();
+    *slot_fill(&mut no_memo, "memo") = Fill::Empty;
+    assert!(check_plan(&no_memo).unwrap_err().contains("memo"));
+    // A stamp without the method's idempotency.
+    let mut claimed = p.plans["icrc1_fee"].clone();
+    claimed.has_stamp = true;
+    assert!(check_plan(&claimed).is_err());
+    // A read tool of a method that moves funds.
+    let mut read = plan.clone();
+    read.kind = ToolKind::Read;
+    assert!(check_plan(&read).unwrap_err().contains("moves funds"));
+    // An input that is a position the host fills.
+    let mut host_input = plan.clone();
+    let from = {
+        let ArgPlan::Fields(slots) = &plan.args[0] else {
+            unreachable!()
+        };
+        slots[0].clone()
+    };
+    host_input.params[0].reader = Reader::Host(Box::new(from));
+    assert!(check_plan(&host_input).unwrap_err().contains("host fills"));
+}
