@@ -6,7 +6,7 @@ use crate::backend::{Backend, BackendExt, InstallMode};
 use crate::check::{Check, Fail};
 use crate::clients::{CyclesLedgerArgs, CyclesLedgerInit, Depositor, DepositorInit, Ledger};
 use crate::wasm::{self, Canister};
-use crate::world::{account, People, OWN_TOKENS, TEST_DECIMALS, TEST_FEE, TEST_SYMBOL};
+use crate::world::{account, TEST_DECIMALS, TEST_FEE, TEST_SYMBOL};
 use candid::{Nat, Principal};
 use test_ledger::types as lt;
 
@@ -99,54 +99,67 @@ impl Token {
     }
 }
 
-/// Installs the ledger of `kind` into `ledger` (created, empty) with the owner's own account
-/// holding [`OWN_TOKENS`]; on the cycles ledger also creates and installs the depositor.
+/// Installs the ledger of `kind` into `ledger` (created, empty), `controller` controlling it,
+/// with `initial` balances in whole tokens (minted at install); the test ledger's minting
+/// account is `minter` (the cycles ledger has none: it mints on deposits). On the cycles
+/// ledger also creates and installs the depositor, and gives the ledger the cycles that back
+/// its initial balances.
 pub fn install_ledger(
     b: &mut dyn Backend,
     kind: LedgerKind,
     ledger: Ledger,
-    p: &People,
+    controller: Principal,
+    minter: Principal,
+    initial: &[(lt::Account, u64)],
 ) -> Check<Option<Depositor>> {
     match kind {
         LedgerKind::Test => {
             let wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
-            let own = OWN_TOKENS * 10u64.pow(u32::from(TEST_DECIMALS));
+            let unit = 10u64.pow(u32::from(TEST_DECIMALS));
             let init = lt::InitArgs {
                 name: "Token A".into(),
                 symbol: TEST_SYMBOL.into(),
                 decimals: TEST_DECIMALS,
                 fee: Nat::from(TEST_FEE),
-                minting_account: account(p.minter),
-                initial_balances: vec![(account(p.owner), Nat::from(own))],
+                minting_account: account(minter),
+                initial_balances: initial
+                    .iter()
+                    .map(|(a, n)| (a.clone(), Nat::from(n * unit)))
+                    .collect(),
             };
             b.install(
                 ledger.0,
                 wasm,
                 candid::encode_args((init,)).expect("encodes"),
                 InstallMode::Install,
-                p.controller,
+                controller,
             )?;
             Ok(None)
         }
         LedgerKind::Cycles => {
             let w = wasm::cycles_ledger().map_err(|e| Fail::Failed(e.to_string()))?;
-            // 12 decimals: the owner's own account holds OWN_TOKENS TCYCLES, minted at install;
-            // the ledger must hold the cycles that back them.
-            let own = u128::from(OWN_TOKENS) * 1_000_000_000_000;
-            b.add_cycles(ledger.0, own)?;
+            // 12 decimals; the ledger must hold the cycles that back what it mints at install.
+            let unit = 1_000_000_000_000u128;
+            let total: u128 = initial.iter().map(|(_, n)| u128::from(*n) * unit).sum();
+            b.add_cycles(ledger.0, total)?;
             let init = CyclesLedgerArgs::Init(CyclesLedgerInit {
                 max_blocks_per_request: 1_000,
                 index_id: None,
-                initial_balances: Some(vec![(account(p.owner), Nat::from(own))]),
+                initial_balances: Some(
+                    initial
+                        .iter()
+                        .map(|(a, n)| (a.clone(), Nat::from(u128::from(*n) * unit)))
+                        .collect(),
+                ),
             });
             b.install(
                 ledger.0,
                 &w.ledger,
                 candid::encode_args((init,)).expect("encodes"),
                 InstallMode::Install,
-                p.controller,
+                controller,
             )?;
-            let d = Depositor(b.create_canister(&[p.controller])?);
+            let d = Depositor(b.create_canister(&[controller])?);
             b.install(
                 d.0,
                 &w.depositor,
@@ -155,7 +168,7 @@ pub fn install_ledger(
                 },))
                 .expect("encodes"),
                 InstallMode::Install,
-                p.controller,
+                controller,
             )?;
             Ok(Some(d))
         }

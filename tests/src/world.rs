@@ -126,7 +126,14 @@ impl World {
             InstallMode::Install,
             p.controller,
         )?;
-        let depositor = crate::ledgers::install_ledger(b.as_mut(), kind, ledger, &p)?;
+        let depositor = crate::ledgers::install_ledger(
+            b.as_mut(),
+            kind,
+            ledger,
+            p.controller,
+            p.minter,
+            &[(account(p.owner), OWN_TOKENS)],
+        )?;
         let token = Token::read(b.as_mut(), ledger)?;
         let mut w = World {
             b,
