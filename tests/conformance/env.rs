@@ -14,6 +14,8 @@ use tool_host_tests::backend::{decode, encode, Backend};
 pub struct Shared {
     pub b: Box<dyn Backend>,
     pub ledger: Principal,
+    /// The cycles ledger's depositor (none on the test ledger).
+    pub depositor: Option<Principal>,
     next: u32,
 }
 
@@ -34,18 +36,27 @@ pub fn caller(n: u32) -> Principal {
 
 impl Env {
     /// The root caller (number 0) on `ledger`; it must hold the suite's funds.
-    pub fn new(b: Box<dyn Backend>, ledger: Principal) -> Env {
+    pub fn new(b: Box<dyn Backend>, ledger: Principal, depositor: Option<Principal>) -> Env {
         Env {
-            shared: Rc::new(RefCell::new(Shared { b, ledger, next: 0 })),
+            shared: Rc::new(RefCell::new(Shared {
+                b,
+                ledger,
+                depositor,
+                next: 0,
+            })),
             principal: caller(0),
         }
     }
 
-    /// Runs `f` on the backend (for checks the suite does not make itself).
-    pub fn with_backend<T>(&self, f: impl FnOnce(&mut dyn Backend, Principal) -> T) -> T {
+    /// Runs `f` on the backend with the ledger and the depositor (for what the suite does not
+    /// do itself).
+    pub fn with_backend<T>(
+        &self,
+        f: impl FnOnce(&mut dyn Backend, Principal, Option<Principal>) -> T,
+    ) -> T {
         let mut s = self.shared.borrow_mut();
-        let ledger = s.ledger;
-        f(s.b.as_mut(), ledger)
+        let (ledger, depositor) = (s.ledger, s.depositor);
+        f(s.b.as_mut(), ledger, depositor)
     }
 
     fn call<Input, Output>(

@@ -67,6 +67,16 @@ fn suite() -> Vec<(&'static str, Run)> {
 /// test the suite runs.
 pub const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
+/// The ledgers' controller.
+pub fn controller() -> candid::Principal {
+    candid::Principal::self_authenticating(b"conformance controller")
+}
+
+/// The test ledger's minting account's owner.
+pub fn minter() -> candid::Principal {
+    candid::Principal::self_authenticating(b"conformance minter")
+}
+
 /// Whole tokens the suite's root caller holds from the install.
 const ROOT_TOKENS: u64 = 1_000;
 
@@ -87,14 +97,13 @@ pub fn deploy(b: BackendKind, kind: LedgerKind) -> Result<Env, Verdict> {
         }
     };
     let failed = |e: tool_host_tests::check::Fail| Verdict::Failed(e.to_string());
-    let controller = candid::Principal::self_authenticating(b"conformance controller");
-    let minter = candid::Principal::self_authenticating(b"conformance minter");
+    let (controller, minter) = (controller(), minter());
     let ledger = Ledger(
         backend
             .create_canister(&[controller])
             .map_err(|e| failed(e.into()))?,
     );
-    install_ledger(
+    let depositor = install_ledger(
         backend.as_mut(),
         kind,
         ledger,
@@ -103,7 +112,7 @@ pub fn deploy(b: BackendKind, kind: LedgerKind) -> Result<Env, Verdict> {
         &[(account(env::caller(0)), ROOT_TOKENS)],
     )
     .map_err(failed)?;
-    Ok(Env::new(backend, ledger.0))
+    Ok(Env::new(backend, ledger.0, depositor.map(|d| d.0)))
 }
 
 /// A trial's result, as counted in the summary.
@@ -152,10 +161,16 @@ fn suite_covers(b: BackendKind, kind: LedgerKind) -> Verdict {
     }
 }
 
-type Record = (LedgerKind, BackendKind, Verdict);
+type Record = (&'static str, LedgerKind, BackendKind, Verdict);
 static RESULTS: Mutex<Vec<Record>> = Mutex::new(Vec::new());
 
-fn record(name: &str, kind: LedgerKind, b: BackendKind, v: Verdict) -> Result<Completion, Failed> {
+fn record(
+    group: &'static str,
+    name: &str,
+    kind: LedgerKind,
+    b: BackendKind,
+    v: Verdict,
+) -> Result<Completion, Failed> {
     let known = KNOWN_DIFFERENCES
         .iter()
         .find(|(n, _)| *n == name)
@@ -173,7 +188,7 @@ fn record(name: &str, kind: LedgerKind, b: BackendKind, v: Verdict) -> Result<Co
     RESULTS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push((kind, b, v.clone()));
+        .push((group, kind, b, v.clone()));
     match v {
         Verdict::Passed => Ok(Completion::Completed),
         Verdict::Failed(m) => Err(m.into()),
@@ -184,29 +199,32 @@ fn record(name: &str, kind: LedgerKind, b: BackendKind, v: Verdict) -> Result<Co
 }
 
 fn summary(results: &[Record]) -> String {
-    let mut out = String::from("conformance summary (per ledger and backend):\n");
-    for kind in LedgerKind::ALL {
-        for b in [BackendKind::Local, BackendKind::PocketIc] {
-            let mine: Vec<&Verdict> = results
-                .iter()
-                .filter(|(k, bk, _)| *k == kind && *bk == b)
-                .map(|(_, _, v)| v)
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let count = |f: fn(&Verdict) -> bool| mine.iter().filter(|v| f(v)).count();
-            let mut notes: Vec<&str> = mine
-                .iter()
-                .filter_map(|v| match v {
-                    Verdict::NotRun(w) | Verdict::Skipped(w) => Some(w.as_str()),
-                    _ => None,
-                })
-                .collect();
-            notes.sort();
-            notes.dedup();
-            out.push_str(&format!(
-                "  {:<13} {:<8} {:>3} passed, {} failed, {} skipped by the suite, {} known differences, {} not run{}\n",
+    let mut out = String::from(
+        "conformance summary (icrc1-test-suite tests, and the ledger facts, per ledger and backend):\n",
+    );
+    for group in ["suite", "facts"] {
+        for kind in LedgerKind::ALL {
+            for b in [BackendKind::Local, BackendKind::PocketIc] {
+                let mine: Vec<&Verdict> = results
+                    .iter()
+                    .filter(|(g, k, bk, _)| *g == group && *k == kind && *bk == b)
+                    .map(|(_, _, _, v)| v)
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                let count = |f: fn(&Verdict) -> bool| mine.iter().filter(|v| f(v)).count();
+                let mut notes: Vec<&str> = mine
+                    .iter()
+                    .filter_map(|v| match v {
+                        Verdict::NotRun(w) | Verdict::Skipped(w) => Some(w.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                notes.sort();
+                notes.dedup();
+                out.push_str(&format!(
+                "  {group:<5} {:<13} {:<8} {:>3} passed, {} failed, {} skipped by the suite, {} known differences, {} not run{}\n",
                 kind.name(),
                 b.name(),
                 count(|v| matches!(v, Verdict::Passed)),
@@ -220,6 +238,7 @@ fn summary(results: &[Record]) -> String {
                     format!(" ({})", notes.join("; "))
                 }
             ));
+            }
         }
     }
     out
@@ -234,12 +253,12 @@ fn main() {
             for (test, run) in suite() {
                 let name = format!("{test}::{at}");
                 trials.push(Trial::ignorable_test(name.clone(), move || {
-                    record(&name, kind, b, run_suite_test(run, b, kind))
+                    record("suite", &name, kind, b, run_suite_test(run, b, kind))
                 }));
             }
             let name = format!("suite::test_suite_is_these_16::{at}");
             trials.push(Trial::ignorable_test(name.clone(), move || {
-                record(&name, kind, b, suite_covers(b, kind))
+                record("suite", &name, kind, b, suite_covers(b, kind))
             }));
             for (fact, run) in facts::facts() {
                 let name = format!("facts::{fact}::{at}");
@@ -251,7 +270,7 @@ fn main() {
                         },
                         Err(v) => v,
                     };
-                    record(&name, kind, b, v)
+                    record("facts", &name, kind, b, v)
                 }));
             }
         }

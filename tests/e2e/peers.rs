@@ -13,13 +13,15 @@ use crate::steps::*;
 use crate::Scenario;
 use candid::Nat;
 use std::time::Duration;
+use test_ledger::types::Value;
 use tool_host_engine::types::{ApiError, ToolResult};
+use tool_host_tests::backend::BackendExt;
 use tool_host_tests::backend::{decode, InstallMode};
 use tool_host_tests::check::{ApiOk, Check, Fail};
 use tool_host_tests::clients::{nat_u64, InitArgs};
 use tool_host_tests::wasm::{self, Canister};
 use tool_host_tests::world::{account, World};
-use tool_host_tests::{ensure, ensure_eq};
+use tool_host_tests::{ensure, ensure_eq, fail};
 
 pub fn scenarios() -> Vec<Scenario> {
     vec![
@@ -47,6 +49,18 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario::new(
             "upgrade::every_intent_state_host_faults",
             upgrade_every_state,
+        ),
+        Scenario::new(
+            "reconcile::found_approve_and_transfer_from_host_faults",
+            found_approve_and_transfer_from,
+        ),
+        Scenario::new(
+            "reconcile::found_beyond_the_first_page",
+            found_beyond_the_first_page,
+        ),
+        Scenario::new(
+            "icrc2::approve_the_tool_host_itself",
+            approve_the_tool_host_itself,
         ),
     ]
 }
@@ -337,4 +351,194 @@ fn upgrade_every_state(w: &mut World) -> Check {
     ensure_eq!(outcome(&r), "success", "{}", r.content);
     ensure_eq!(w.log_length()?, log + 2);
     Ok(())
+}
+
+/// The index of the block whose `tx.memo` is `memo` (the ledger's own record of an intent).
+fn block_with_memo(w: &mut World, memo: &[u8]) -> Check<u64> {
+    let n = w.log_length()?;
+    for i in (0..n).rev() {
+        if let Some(b) = w.ledger.block(w.b.as_mut(), i)? {
+            if matches!(b.get("tx").and_then(|t| t.get("memo")), Some(Value::Blob(m)) if m.as_slice() == memo)
+            {
+                return Ok(i);
+            }
+        }
+    }
+    fail!("no block has the memo {}", hex::encode(memo))
+}
+
+/// An unknown approve and an unknown transfer_from (their replies lost by the host) are found
+/// by the reconciler in the ledger's blocks: `2approve` / `2xfer` on the test ledger, `op =
+/// "approve"` / `op = "xfer"` with a `spender` on the cycles ledger.
+fn found_approve_and_transfer_from(w: &mut World) -> Check {
+    let (ledger, owner, host) = (w.ledger.0.to_text(), w.p.owner, w.host.0);
+    let input = serde_json::json!({
+        "canister_id": ledger,
+        "spender": w.p.stranger.to_text(),
+        "amount": w.amt("3"),
+    })
+    .to_string();
+    let approve = w.prepare("prepare_icrc2_approve", &input)?;
+    let r = confirm_losing_reply(w, &approve, "icrc2_approve")?;
+    ensure_eq!(outcome(&r), "unknown", "{}", r.content);
+
+    // The owner lets the tool host spend from its own account; the tool host's transfer_from
+    // reply is lost.
+    let grant = test_ledger::types::ApproveArgs {
+        from_subaccount: None,
+        spender: account(host),
+        amount: Nat::from(w.tokens(10)),
+        expected_allowance: None,
+        expires_at: None,
+        fee: None,
+        memo: None,
+        created_at_time: None,
+    };
+    if let Err(x) = w.ledger.approve(w.b.as_mut(), owner, grant)? {
+        fail!("approve: {x:?}");
+    }
+    let input = serde_json::json!({
+        "canister_id": ledger,
+        "to": w.p.recipient.to_text(),
+        "amount": w.amt("2"),
+    })
+    .to_string();
+    let spend = w.prepare("prepare_icrc2_transfer_from", &input)?;
+    let r = confirm_losing_reply(w, &spend, "icrc2_transfer_from")?;
+    ensure_eq!(outcome(&r), "unknown", "{}", r.content);
+
+    run_reconciliation(w)?;
+    for p in [&approve, &spend] {
+        let i = w.intent(p.id)?;
+        let memo = i.memo.clone().unwrap_or_default();
+        let at = block_with_memo(w, &memo)?;
+        ensure_eq!(i.status, "done", "{} {:?}", i.method, i.finding);
+        ensure_eq!(
+            i.finding.as_deref(),
+            Some(format!("reconciled: found in block {at}").as_str()),
+            "{}",
+            i.method
+        );
+    }
+    Ok(())
+}
+
+/// Others' transfers land between the tool host's log-length read and its own transfer, so the
+/// intent's block is not the first one the reconciler reads; on the cycles ledger the ledger
+/// also serves at most 2 blocks per call (`max_blocks_per_request`, set by an upgrade), so the
+/// scan has to page. (The test ledger serves 1 000: one page.)
+fn found_beyond_the_first_page(w: &mut World) -> Check {
+    let ledger = w.ledger;
+    if w.kind == tool_host_tests::ledgers::LedgerKind::Cycles {
+        use tool_host_tests::clients::{CyclesLedgerArgs, CyclesLedgerUpgrade};
+        let arg = CyclesLedgerArgs::Upgrade(Some(CyclesLedgerUpgrade {
+            max_blocks_per_request: Some(2),
+        }));
+        let wasm = wasm::cycles_ledger().map_err(|x| Fail::Failed(x.to_string()))?;
+        let c = w.p.controller;
+        w.b.install(
+            ledger.0,
+            &wasm.ledger,
+            candid::encode_args((Some(arg),)).expect("encodes"),
+            InstallMode::Upgrade,
+            c,
+        )?;
+    }
+    let p = w.prepare_transfer(&w.amt("4"))?;
+    let log = w.log_length()?;
+    w.b.lose_reply(ledger.0, TRANSFER)?;
+    let (host, owner) = (w.host.0, w.p.owner);
+    let msg = w.b.submit_typed(
+        host,
+        owner,
+        "confirm",
+        (tool_host_tests::clients::confirm_args(p.id, &p.digest),),
+    )?;
+    // Round 1: the tool host reads the log length; round 2: the ledger answers it. Then the
+    // owner's own transfers reach the ledger before the tool host's transfer does.
+    w.b.tick();
+    w.b.tick();
+    let mut others = vec![];
+    for n in 1..=3u64 {
+        let arg = test_ledger::types::TransferArg {
+            from_subaccount: None,
+            to: account(w.p.stranger),
+            amount: Nat::from(n),
+            fee: None,
+            memo: None,
+            created_at_time: None,
+        };
+        others.push(w.b.submit_typed(ledger.0, owner, "icrc1_transfer", (arg,))?);
+    }
+    w.b.tick_until(200, |b| Ok(ledger.log_length(b)? >= log + 4))?;
+    for m in others {
+        w.b.await_reply(m)?;
+    }
+    pass_deadline(w)?;
+    let (r,): (Result<ToolResult, ApiError>,) = decode("confirm", &w.b.await_reply(msg)?)?;
+    let r = r.ok_or_fail("confirm")?;
+    ensure_eq!(outcome(&r), "unknown", "{}", r.content);
+    let memo = w.intent(p.id)?.memo.unwrap_or_default();
+    let at = block_with_memo(w, &memo)?;
+    ensure!(
+        at >= log + 3,
+        "the intent's block {at} comes after the others (log {log})"
+    );
+    run_reconciliation(w)?;
+    let i = w.intent(p.id)?;
+    ensure_eq!(i.status, "done", "{:?}", i.finding);
+    ensure_eq!(
+        i.finding.as_deref(),
+        Some(format!("reconciled: found in block {at}").as_str())
+    );
+    Ok(())
+}
+
+/// An approve whose spender is the tool host itself (the owner's deposit account is one of the
+/// tool host's subaccounts): a self approval. The test ledger answers `GenericError` (code 5):
+/// fail, settled. The cycles ledger traps ("self approval is not allowed"): reject 5, unknown;
+/// the reconciler then finds no block (not executed).
+fn approve_the_tool_host_itself(w: &mut World) -> Check {
+    let input = serde_json::json!({
+        "canister_id": w.ledger.0.to_text(),
+        "spender": w.host.0.to_text(),
+        "amount": w.amt("1"),
+    })
+    .to_string();
+    let p = w.prepare("prepare_icrc2_approve", &input)?;
+    let log = w.log_length()?;
+    let r = w.confirm_ok(p.id, &p.digest)?;
+    match w.kind {
+        tool_host_tests::ledgers::LedgerKind::Test => {
+            ensure_eq!(outcome(&r), "fail", "{}", r.content);
+            let i = w.intent(p.id)?;
+            ensure_eq!(i.status, "settled");
+            let reply: serde_json::Value = serde_json::from_str(&i.reply.unwrap_or_default())?;
+            ensure_eq!(reply["Err"]["GenericError"]["error_code"], "5", "{reply}");
+        }
+        tool_host_tests::ledgers::LedgerKind::Cycles => {
+            ensure_eq!(outcome(&r), "unknown", "{}", r.content);
+            let i = w.intent(p.id)?;
+            let a = last_attempt(&i)?;
+            ensure_eq!(a.reject_code, Some(5));
+            ensure!(
+                a.message
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("self approval is not allowed"),
+                "{:?}",
+                a.message
+            );
+            run_reconciliation(w)?;
+            let i = w.intent(p.id)?;
+            ensure_eq!(i.status, "settled");
+            ensure_eq!(
+                i.outcome.as_deref(),
+                Some("not_executed"),
+                "{:?}",
+                i.finding
+            );
+        }
+    }
+    nothing_sent(w, log)
 }

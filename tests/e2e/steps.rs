@@ -136,22 +136,33 @@ pub fn held(w: &mut World, p: &Prepared) -> Check {
 pub fn confirm_host_lost_reply(w: &mut World, amount: &str) -> Check<(Prepared, ToolResult, u64)> {
     let p = w.prepare_transfer(amount)?;
     let log = w.log_length()?;
-    let msg = start_host_lost_reply(w, &p)?;
+    let r = confirm_losing_reply(w, &p, TRANSFER)?;
+    Ok((p, r, log))
+}
+
+/// Confirms `p` with the host losing the reply of the ledger's `method`; answers the confirm's
+/// answer once the call's deadline has passed.
+pub fn confirm_losing_reply(w: &mut World, p: &Prepared, method: &str) -> Check<ToolResult> {
+    let msg = start_losing_reply(w, p, method)?;
     pass_deadline(w)?;
     let reply = w.b.await_reply(msg)?;
     let (r,): (Result<ToolResult, tool_host_engine::types::ApiError>,) =
         tool_host_tests::backend::decode("confirm", &reply)?;
-    let r = r.ok_or_fail("confirm")?;
-    Ok((p, r, log))
+    r.ok_or_fail("confirm")
 }
 
 /// Makes the host lose the reply of the ledger's next transfer, submits the owner's confirm of
 /// `p` and runs rounds until the ledger has executed the transfer. Answers the confirm in flight
 /// (it completes once the call's deadline has passed).
 pub fn start_host_lost_reply(w: &mut World, p: &Prepared) -> Check<Submitted> {
+    start_losing_reply(w, p, TRANSFER)
+}
+
+/// [`start_host_lost_reply`] for the ledger's `method`.
+pub fn start_losing_reply(w: &mut World, p: &Prepared, method: &str) -> Check<Submitted> {
     let log = w.log_length()?;
     let ledger = w.ledger;
-    w.b.lose_reply(ledger.0, TRANSFER)?;
+    w.b.lose_reply(ledger.0, method)?;
     let (host, owner) = (w.host.0, w.p.owner);
     let msg =
         w.b.submit_typed(host, owner, "confirm", (confirm_args(p.id, &p.digest),))?;

@@ -446,11 +446,15 @@ impl LocalIc {
             },
             _ => origin,
         };
+        let mut refund = call.cycles;
         let payload = match fault {
             Some(FaultKind::Reject { code, message }) => Payload::Reject(code, message),
             Some(FaultKind::Reply(bytes)) => Payload::Reply(bytes),
             None | Some(FaultKind::LoseReply) if call.callee == management_canister() => {
-                self.management_call(caller, &call.method, &call.arg)
+                let (payload, left) =
+                    self.management_call(caller, &call.method, &call.arg, call.cycles);
+                refund = left;
+                payload
             }
             None | Some(FaultKind::LoseReply) => {
                 if let Some(callee) = self.canisters.get_mut(&call.callee) {
@@ -473,6 +477,6 @@ impl LocalIc {
                 )
             }
         };
-        self.deliver(origin, payload, call.cycles, 0, round);
+        self.deliver(origin, payload, refund, 0, round);
     }
 }

@@ -615,3 +615,47 @@ fn a_clock_ahead_moves_time_timer_and_certificate() {
     }));
     assert!(result.is_err(), "a clock cannot go backwards");
 }
+
+#[test]
+fn deposit_cycles_moves_attached_cycles_to_the_target() {
+    #[derive(candid::CandidType)]
+    struct DepositCyclesArgs {
+        canister_id: Principal,
+    }
+    let (mut ic, a, b) = wallets();
+    let mgmt = local_ic::management_canister();
+    let (a0, b0) = (ic.cycle_balance(a), ic.cycle_balance(b));
+    let payload = candid::encode_one(DepositCyclesArgs { canister_id: b }).unwrap();
+    let r = ic
+        .update_call(
+            a,
+            user(),
+            "send",
+            send_arg(5_000, false, mgmt, "deposit_cycles", &payload),
+        )
+        .unwrap();
+    let (refunded, _) = sent_reply(&r);
+    assert_eq!(refunded, 0);
+    assert_eq!(ic.cycle_balance(b), b0 + 5_000);
+    assert_eq!(
+        ic.cycle_balance(a),
+        a0 - 5_000 - cost("deposit_cycles", &payload)
+    );
+
+    // To a canister that does not exist: rejected (3), everything refunded.
+    let nobody = local_ic::canister_id_from_counter(77);
+    let payload = candid::encode_one(DepositCyclesArgs {
+        canister_id: nobody,
+    })
+    .unwrap();
+    let r = ic
+        .update_call(
+            a,
+            user(),
+            "send",
+            send_arg(5_000, false, mgmt, "deposit_cycles", &payload),
+        )
+        .unwrap();
+    let (code, refunded, message) = sent_reject(&r);
+    assert_eq!((code, refunded), (3, 5_000), "{message}");
+}
