@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The project's checks, as CI runs them: format, lints (native and wasm), the release wasms
-# (scripts/build.sh, with its import and endpoint checks), then every test, the end-to-end
-# scenarios running those very wasms on the local IC host.
+# (scripts/build.sh, with its import and endpoint checks), then every test: the end-to-end
+# scenarios running those very wasms on the local IC host against two ledgers (the test ledger
+# and DFINITY's cycles ledger, read from $CYCLES_LEDGER_WASM or ../shared/fixtures/cycles-ledger/;
+# without it those runs are reported as not run), and the ICRC-1 conformance suite against both.
+# The per-ledger counts are printed again at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,4 +22,11 @@ echo "== scripts/build.sh"
 scripts/build.sh
 
 echo "== tests (the scenarios run the wasms in out/)"
-TOOL_HOST_WASM_DIR="$PWD/out" cargo test --workspace
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+TOOL_HOST_WASM_DIR="$PWD/out" cargo test --workspace 2>&1 | tee "$log" || status=$?
+
+echo "== runs per ledger (e2e scenarios, ICRC-1 conformance suite, ledger facts)"
+sed -n -e '/^e2e summary/,/^$/p' -e '/^conformance summary/,/^$/p' "$log"
+exit "$status"

@@ -10,14 +10,14 @@ use tool_host_engine::types::ApiError;
 use tool_host_tests::backend::{BackendError, Result as BResult};
 use tool_host_tests::check::{ApiOk, Check};
 use tool_host_tests::clients::{confirm_args, consent_request, Api};
-use tool_host_tests::world::{World, ICRC1_FORM, SYMBOL};
+use tool_host_tests::world::{World, ICRC1_FORM};
 use tool_host_tests::{ensure, ensure_eq, fail};
 
 pub fn scenarios() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "auth::matrix_every_method_every_role",
-        run: matrix,
-    }]
+    vec![Scenario::new(
+        "auth::matrix_every_method_every_role",
+        matrix,
+    )]
 }
 
 /// The roles, in the order each row runs them (the owner last, so that its successful confirm
@@ -92,8 +92,8 @@ fn matrix(w: &mut World) -> Check {
         p.controller,
         p.owner,
     ];
-    let x = w.prepare_transfer("1 TKA")?;
-    let y = w.prepare_transfer("2 TKA")?;
+    let x = w.prepare_transfer(&w.amt("1"))?;
+    let y = w.prepare_transfer(&w.amt("2"))?;
     let log = w.log_length()?;
     let limits = w.limits()?;
     let (h, ledger) = (w.host, w.ledger.0);
@@ -103,7 +103,7 @@ fn matrix(w: &mut World) -> Check {
         "the controller role"
     );
     ensure!(!did_methods().is_empty());
-    let prepare_input = w.transfer_input("0.01 TKA");
+    let prepare_input = w.transfer_input(&w.amt("0.01"));
     let commit_input = serde_json::json!({ "preview_id": x.id.to_string() }).to_string();
     let consent_arg = candid::encode_one(confirm_args(x.id, &x.digest)).expect("encodes");
 
@@ -222,7 +222,8 @@ fn matrix(w: &mut World) -> Check {
             "register_canister (again)",
             ADMIN_UPDATE,
             Box::new(|w, c| {
-                got(h.register_canister(w.b(), c, ledger, Some(SYMBOL), &["icrc1", "icrc2"]))
+                let symbol = w.token.symbol.clone();
+                got(h.register_canister(w.b(), c, ledger, Some(&symbol), &["icrc1", "icrc2"]))
             }),
         ),
         (

@@ -9,23 +9,18 @@ use serde_json::Value;
 use tool_host_engine::consent::ConsentMessage;
 use tool_host_tests::check::{refused, ApiOk, Check};
 use tool_host_tests::clients::{confirm_args, consent_request};
-use tool_host_tests::world::{account, structured, World, DEPOSIT, FEE, OWN_BALANCE};
+use tool_host_tests::ledgers::LedgerKind;
+use tool_host_tests::world::{account, structured, World, DEPOSIT_TOKENS, OWN_TOKENS};
 use tool_host_tests::{ensure, ensure_eq, fail};
 
 pub fn scenarios() -> Vec<Scenario> {
     vec![
-        Scenario {
-            name: "flow::transfer_end_to_end",
-            run: transfer_end_to_end,
-        },
-        Scenario {
-            name: "flow::reads_own_commits_consent_paging",
-            run: reads_own_commits_consent_paging,
-        },
-        Scenario {
-            name: "flow::instructions_per_message",
-            run: instructions_per_message,
-        },
+        Scenario::new("flow::transfer_end_to_end", transfer_end_to_end),
+        Scenario::new(
+            "flow::reads_own_commits_consent_paging",
+            reads_own_commits_consent_paging,
+        ),
+        Scenario::new("flow::instructions_per_message", instructions_per_message),
     ]
 }
 
@@ -35,7 +30,18 @@ fn transfer_end_to_end(w: &mut World) -> Check {
     let symbol = w.ledger.symbol(w.b())?;
     let decimals = w.ledger.decimals(w.b())?;
     let fee = tool_host_tests::clients::nat_u64(&w.ledger.fee(w.b())?);
-    ensure_eq!(fee, FEE);
+    ensure_eq!(fee, w.fee());
+    // What each ledger is known to answer: the test ledger its init argument, the cycles ledger
+    // its code's constants.
+    let expected = match w.kind {
+        LedgerKind::Test => ("Token A", "TKA", 8, 10_000),
+        LedgerKind::Cycles => ("Trillion Cycles", "TCYCLES", 12, 100_000_000),
+    };
+    let t = &w.token;
+    ensure_eq!(
+        (t.name.as_str(), t.symbol.as_str(), t.decimals, t.fee),
+        expected
+    );
     let targets = w
         .host
         .list_canisters(w.b.as_mut(), p.owner)?
@@ -49,8 +55,8 @@ fn transfer_end_to_end(w: &mut World) -> Check {
     // The owner's deposit account holds what was sent to it, and the owner's own account its
     // initial balance.
     let deposit = w.deposit.clone();
-    ensure_eq!(w.balance(&deposit)?, DEPOSIT);
-    ensure_eq!(w.balance(&account(p.owner))?, OWN_BALANCE);
+    ensure_eq!(w.balance(&deposit)?, w.tokens(DEPOSIT_TOKENS));
+    ensure_eq!(w.balance(&account(p.owner))?, w.tokens(OWN_TOKENS));
     ensure!(
         w.deposit_text.starts_with(&w.host.0.to_text()),
         "{}",
@@ -157,7 +163,10 @@ fn transfer_end_to_end(w: &mut World) -> Check {
     let intent = w.intent(first.id)?;
     ensure_eq!(intent.status, "done");
     ensure_eq!(w.log_length()?, log0 + 1, "exactly one block");
-    ensure_eq!(w.balance(&deposit)?, DEPOSIT - amount - FEE);
+    ensure_eq!(
+        w.balance(&deposit)?,
+        w.tokens(DEPOSIT_TOKENS) - amount - w.fee()
+    );
     ensure_eq!(w.balance(&recipient)?, amount);
 
     // A second commit (the agent) and a second confirm (the owner) answer already_done, unsent.
@@ -197,10 +206,10 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
         .ok_or_fail("icrc1_balance_of")?;
     let s = structured(&read)?;
     ensure_eq!(s["status"], "read", "{}", read.structured);
-    ensure_eq!(s["result"], "100 TKA", "{}", read.structured);
+    ensure_eq!(s["result"], w.amt("100"), "{}", read.structured);
 
     // The owner prepares for itself and commits with the digest: that is a confirmation.
-    let input = w.transfer_input("5 TKA");
+    let input = w.transfer_input(&w.amt("5"));
     let own = w
         .tool(p.owner, None, "prepare_icrc1_transfer", &input)?
         .ok_or_fail("prepare as the owner")?;
@@ -258,13 +267,13 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
     ensure_eq!(w.log_length()?, log + 1);
 
     // Another owner's same inputs are another intent, from another deposit account.
-    let mine = w.prepare_transfer("1 TKA")?;
+    let mine = w.prepare_transfer(&w.amt("1"))?;
     let theirs = w
         .tool(
             p.other_agent,
             Some(p.other_owner),
             "prepare_icrc1_transfer",
-            &w.transfer_input("1 TKA"),
+            &w.transfer_input(&w.amt("1")),
         )?
         .ok_or_fail("the other owner's prepare")?;
     let theirs = tool_host_tests::world::prepared_of(&theirs)?;
@@ -276,7 +285,7 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
     );
 
     // Paging: the owner has three intents now; two per page.
-    w.prepare_transfer("2 TKA")?;
+    w.prepare_transfer(&w.amt("2"))?;
     let h = w.host;
     let page = h
         .list_intents_page(w.b.as_mut(), p.agent, Some(p.owner), None, Some(2))?
@@ -306,7 +315,7 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
 /// Instructions of a prepare and of a confirm (with its two inter-canister calls): reported,
 /// and far below the 40 B per-message limit.
 fn instructions_per_message(w: &mut World) -> Check {
-    let prepared = w.prepare_transfer("2 TKA")?;
+    let prepared = w.prepare_transfer(&w.amt("2"))?;
     let prepare = w.b.last_instructions()?;
     let r = w.confirm_ok(prepared.id, &prepared.digest)?;
     ensure_eq!(r.outcome.as_deref(), Some("success"));

@@ -7,19 +7,20 @@ use candid::Nat;
 use test_ledger::types::ApproveArgs;
 use tool_host_tests::check::Check;
 use tool_host_tests::clients::nat_u64;
-use tool_host_tests::world::{account, World, FEE, OWN_BALANCE, TOKEN};
+use tool_host_tests::world::{account, World, DEPOSIT_TOKENS, OWN_TOKENS};
 use tool_host_tests::{ensure, ensure_eq, fail};
 
 pub fn scenarios() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "icrc2::transfer_from_within_allowance",
-        run: transfer_from_within_allowance,
-    }]
+    vec![Scenario::new(
+        "icrc2::transfer_from_within_allowance",
+        transfer_from_within_allowance,
+    )]
 }
 
 fn transfer_from_within_allowance(w: &mut World) -> Check {
     let (owner, host) = (w.p.owner, w.host.0);
-    let allowance = 10 * TOKEN;
+    let (token, fee) = (w.tokens(1), w.fee());
+    let allowance = 10 * token;
     let approve = ApproveArgs {
         from_subaccount: None,
         spender: account(host),
@@ -34,7 +35,7 @@ fn transfer_from_within_allowance(w: &mut World) -> Check {
         fail!("approve: {e:?}");
     }
     let own = account(owner);
-    let after_approve = OWN_BALANCE - FEE;
+    let after_approve = w.tokens(OWN_TOKENS) - fee;
     ensure_eq!(w.balance(&own)?, after_approve);
 
     let input = |amount: &str, w: &World| {
@@ -45,25 +46,25 @@ fn transfer_from_within_allowance(w: &mut World) -> Check {
         })
         .to_string()
     };
-    let p = w.prepare("prepare_icrc2_transfer_from", &input("2 TKA", w))?;
+    let p = w.prepare("prepare_icrc2_transfer_from", &input(&w.amt("2"), w))?;
     ensure_eq!(p.json["preview"]["method"], "icrc2_transfer_from");
     ensure_eq!(p.json["preview"]["arguments"]["from"], owner.to_text());
     let log = w.log_length()?;
     let r = w.confirm_ok(p.id, &p.digest)?;
     ensure_eq!(r.outcome.as_deref(), Some("success"), "{}", r.content);
     ensure_eq!(w.log_length()?, log + 1);
-    ensure_eq!(w.balance(&own)?, after_approve - 2 * TOKEN - FEE);
-    ensure_eq!(w.balance(&account(w.p.recipient))?, 2 * TOKEN);
+    ensure_eq!(w.balance(&own)?, after_approve - 2 * token - fee);
+    ensure_eq!(w.balance(&account(w.p.recipient))?, 2 * token);
     let left = w
         .ledger
         .allowance(w.b.as_mut(), own.clone(), account(host))?;
-    ensure_eq!(nat_u64(&left.allowance), allowance - 2 * TOKEN - FEE);
+    ensure_eq!(nat_u64(&left.allowance), allowance - 2 * token - fee);
     // The deposit account was not touched.
     let deposit = w.deposit.clone();
-    ensure_eq!(w.balance(&deposit)?, tool_host_tests::world::DEPOSIT);
+    ensure_eq!(w.balance(&deposit)?, w.tokens(DEPOSIT_TOKENS));
 
     // Beyond what is left of the allowance.
-    let p = w.prepare("prepare_icrc2_transfer_from", &input("20 TKA", w))?;
+    let p = w.prepare("prepare_icrc2_transfer_from", &input(&w.amt("20"), w))?;
     let r = w.confirm_ok(p.id, &p.digest)?;
     ensure_eq!(r.outcome.as_deref(), Some("fix_input"), "{}", r.content);
     let i = w.intent(p.id)?;
@@ -77,6 +78,6 @@ fn transfer_from_within_allowance(w: &mut World) -> Check {
         i.reply
     );
     ensure_eq!(w.log_length()?, log + 1, "nothing more was sent");
-    ensure_eq!(w.balance(&own)?, after_approve - 2 * TOKEN - FEE);
+    ensure_eq!(w.balance(&own)?, after_approve - 2 * token - fee);
     Ok(())
 }

@@ -10,14 +10,11 @@ use tool_host_tests::{ensure, ensure_eq, fail};
 
 pub fn scenarios() -> Vec<Scenario> {
     vec![
-        Scenario {
-            name: "inputs::malformed_inputs_change_nothing",
-            run: malformed_inputs_change_nothing,
-        },
-        Scenario {
-            name: "inputs::limits_change_nothing",
-            run: limits_change_nothing,
-        },
+        Scenario::new(
+            "inputs::malformed_inputs_change_nothing",
+            malformed_inputs_change_nothing,
+        ),
+        Scenario::new("inputs::limits_change_nothing", limits_change_nothing),
     ]
 }
 
@@ -51,7 +48,7 @@ fn unchanged(w: &mut World, what: &str, call: impl FnOnce(&mut World) -> Check) 
 
 fn malformed_inputs_change_nothing(w: &mut World) -> Check {
     let p = w.p;
-    let x = w.prepare_transfer("1 TKA")?;
+    let x = w.prepare_transfer(&w.amt("1"))?;
     let ledger = w.ledger.0.to_text();
 
     unchanged(w, "input that is not JSON", |w| {
@@ -81,10 +78,12 @@ fn malformed_inputs_change_nothing(w: &mut World) -> Check {
         .map(|_| ())
     })?;
     unchanged(w, "every issue at once", |w| {
+        // One fraction digit more than the ledger's decimals.
+        let too_precise = format!("1.{}", "1".repeat(usize::from(w.token.decimals) + 1));
         let input = serde_json::json!({
             "canister_id": ledger,
             "spender": "not-a-principal",
-            "amount": "1.123456789",
+            "amount": too_precise,
             "expected_allowance": "1 XYZ",
         })
         .to_string();
@@ -225,10 +224,10 @@ fn limits_change_nothing(w: &mut World) -> Check {
     let mut capped = defaults.clone();
     capped.max_open_intents_per_owner = 2;
     w.set_limits(capped)?;
-    w.prepare_transfer("1 TKA")?;
-    w.prepare_transfer("2 TKA")?;
+    w.prepare_transfer(&w.amt("1"))?;
+    w.prepare_transfer(&w.amt("2"))?;
     unchanged(w, "a third open intent over a cap of 2", |w| {
-        let input = w.transfer_input("3 TKA");
+        let input = w.transfer_input(&w.amt("3"));
         refused(
             w.tool(p.agent, Some(p.owner), "prepare_icrc1_transfer", &input)?,
             "LIMIT",
@@ -237,7 +236,7 @@ fn limits_change_nothing(w: &mut World) -> Check {
         .map(|_| ())
     })?;
     // Preparing one that exists is not a new intent: still answered.
-    w.prepare_transfer("2 TKA")?;
+    w.prepare_transfer(&w.amt("2"))?;
     // Invalid limits are refused and change nothing.
     let mut invalid = defaults.clone();
     invalid.call_timeout_seconds = 0;

@@ -14,7 +14,7 @@ use tool_host_tests::{ensure, ensure_eq, fail};
 
 macro_rules! rows {
     ($($name:literal => $f:ident),* $(,)?) => {
-        vec![$(Scenario { name: concat!("outcome::", $name), run: $f }),*]
+        vec![$(Scenario::new(concat!("outcome::", $name), $f)),*]
     };
 }
 pub(crate) use rows;
@@ -22,21 +22,21 @@ pub(crate) use rows;
 pub fn scenarios() -> Vec<Scenario> {
     rows![
         "ok_success" => ok_success,
-        "duplicate_already_done" => duplicate_already_done,
-        "temporarily_unavailable_retry_same" => temporarily_unavailable_retry_same,
-        "too_old_retry_new" => too_old_retry_new,
-        "created_in_future_retry_new_capped" => created_in_future_retry_new_capped,
-        "bad_fee_fix_input" => bad_fee_fix_input,
+        "duplicate_already_done_ledger_fault" => duplicate_already_done,
+        "temporarily_unavailable_retry_same_ledger_fault" => temporarily_unavailable_retry_same,
+        "too_old_retry_new_ledger_fault" => too_old_retry_new,
+        "created_in_future_retry_new_capped_ledger_fault" => created_in_future_retry_new_capped,
+        "bad_fee_fix_input_ledger_fault" => bad_fee_fix_input,
         "insufficient_funds_fix_input" => insufficient_funds_fix_input,
-        "generic_error_fail" => generic_error_fail,
+        "generic_error_fail_ledger_fault" => generic_error_fail,
         "decline_before_send" => decline_before_send,
-        "decline_after_unknown" => decline_after_unknown,
+        "decline_after_unknown_ledger_fault" => decline_after_unknown,
         "declined_stamp_never_reused" => declined_stamp_never_reused,
     ]
 }
 
 fn ok_success(w: &mut World) -> Check {
-    let (p, r, log) = confirm_with(w, "1 TKA", None)?;
+    let (p, r, log) = confirm_with(w, &w.amt("1"), None)?;
     ensure_eq!(outcome(&r), "success", "{}", r.content);
     ensure_eq!(w.intent(p.id)?.status, "done");
     ensure_eq!(w.log_length()?, log + 1);
@@ -47,7 +47,7 @@ fn duplicate_already_done(w: &mut World) -> Check {
     let dup = transfer_err(TransferError::Duplicate {
         duplicate_of: 0u8.into(),
     });
-    let (p, r, log) = confirm_with(w, "1 TKA", Some(dup))?;
+    let (p, r, log) = confirm_with(w, &w.amt("1"), Some(dup))?;
     ensure_eq!(outcome(&r), "already_done", "{}", r.content);
     ensure!(!r.is_error);
     ensure_eq!(w.intent(p.id)?.status, "done");
@@ -55,7 +55,7 @@ fn duplicate_already_done(w: &mut World) -> Check {
 }
 
 fn temporarily_unavailable_retry_same(w: &mut World) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let log = w.log_length()?;
     for _ in 0..3 {
         w.fault(
@@ -81,7 +81,12 @@ fn temporarily_unavailable_retry_same(w: &mut World) -> Check {
 
 /// After retry_new: a new stamp and digest; the old digest is refused (confirm and consent);
 /// the new one sends, with the new stamp as the block's `created_at_time`.
-fn restamped(w: &mut World, p: &Prepared, r: &ToolResult, log: u64) -> Check<IntentView> {
+pub(crate) fn restamped(
+    w: &mut World,
+    p: &Prepared,
+    r: &ToolResult,
+    log: u64,
+) -> Check<IntentView> {
     ensure_eq!(outcome(r), "retry_new", "{}", r.content);
     nothing_sent(w, log)?;
     let old_stamp = p.json["preview"]["arguments"]["created_at_time"].clone();
@@ -124,7 +129,7 @@ fn restamped(w: &mut World, p: &Prepared, r: &ToolResult, log: u64) -> Check<Int
 }
 
 fn too_old_retry_new(w: &mut World) -> Check {
-    let (p, r, log) = confirm_with(w, "1 TKA", Some(transfer_err(TransferError::TooOld)))?;
+    let (p, r, log) = confirm_with(w, &w.amt("1"), Some(transfer_err(TransferError::TooOld)))?;
     let i = restamped(w, &p, &r, log)?;
     let first = w.intent(p.id)?.attempts[0].at;
     ensure!(
@@ -135,7 +140,7 @@ fn too_old_retry_new(w: &mut World) -> Check {
 }
 
 fn created_in_future_retry_new_capped(w: &mut World) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let stamp = w.intent(p.id)?.stamp.unwrap_or(0);
     // The ledger says its clock is 5 s behind the first stamp: the new stamp is capped there.
     let ledger_time = stamp - 5_000_000_000;
@@ -173,12 +178,12 @@ fn bad_fee_fix_input(w: &mut World) -> Check {
     let bad_fee = transfer_err(TransferError::BadFee {
         expected_fee: 20_000u32.into(),
     });
-    settled_as(w, Some(bad_fee), "1 TKA", "fix_input").map(|_| ())
+    settled_as(w, Some(bad_fee), &w.amt("1"), "fix_input").map(|_| ())
 }
 
 fn insufficient_funds_fix_input(w: &mut World) -> Check {
     // The real ledger answers: the deposit account holds 100 tokens.
-    let i = settled_as(w, None, "1000 TKA", "fix_input")?;
+    let i = settled_as(w, None, &w.amt("1000"), "fix_input")?;
     ensure!(
         i.reply
             .as_deref()
@@ -195,11 +200,11 @@ fn generic_error_fail(w: &mut World) -> Check {
         error_code: 7u8.into(),
         message: "injected".into(),
     });
-    settled_as(w, Some(generic), "1 TKA", "fail").map(|_| ())
+    settled_as(w, Some(generic), &w.amt("1"), "fail").map(|_| ())
 }
 
 fn decline_before_send(w: &mut World) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let log = w.log_length()?;
     let owner = w.p.owner;
     let r = w
@@ -246,13 +251,13 @@ fn decline_after_unknown(w: &mut World) -> Check {
 /// A declined intent frees its inputs: preparing them again makes a new intent with a new
 /// stamp; the declined one is never sent.
 fn declined_stamp_never_reused(w: &mut World) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let old = w.intent(p.id)?;
     let owner = w.p.owner;
     w.host
         .decline(w.b.as_mut(), owner, p.id)?
         .ok_or_fail("decline")?;
-    let again = w.prepare_transfer("1 TKA")?;
+    let again = w.prepare_transfer(&w.amt("1"))?;
     ensure!(again.id != p.id, "a new intent");
     let new = w.intent(again.id)?;
     ensure!(

@@ -11,19 +11,16 @@ use tool_host_tests::{ensure, ensure_eq, fail};
 
 pub fn scenarios() -> Vec<Scenario> {
     vec![
-        Scenario {
-            name: "race::two_confirms_one_send",
-            run: two_confirms_one_send,
-        },
-        Scenario {
-            name: "race::decline_while_confirm_in_flight",
-            run: decline_while_confirm_in_flight,
-        },
+        Scenario::new("race::two_confirms_one_send", two_confirms_one_send),
+        Scenario::new(
+            "race::decline_while_confirm_in_flight",
+            decline_while_confirm_in_flight,
+        ),
     ]
 }
 
 fn two_confirms_one_send(w: &mut World) -> Check {
-    let p = w.prepare_transfer("3 TKA")?;
+    let p = w.prepare_transfer(&w.amt("3"))?;
     let log = w.log_length()?;
     let (host, owner) = (w.host.0, w.p.owner);
     let args = (confirm_args(p.id, &p.digest),);
@@ -49,7 +46,7 @@ fn two_confirms_one_send(w: &mut World) -> Check {
     }
     ensure_eq!(w.log_length()?, log + 1, "exactly one send");
     let recipient = account(w.p.recipient);
-    ensure_eq!(w.balance(&recipient)?, 300_000_000);
+    ensure_eq!(w.balance(&recipient)?, w.tokens(3));
     let i = w.intent(p.id)?;
     ensure_eq!(i.status, "done");
     ensure!(i.attempts.len() == 1, "one attempt: {:?}", i.attempts);
@@ -59,7 +56,7 @@ fn two_confirms_one_send(w: &mut World) -> Check {
 /// A decline submitted with a confirm: refused while the send is in flight (or as settled
 /// after it); the send goes through once.
 fn decline_while_confirm_in_flight(w: &mut World) -> Check {
-    let p = w.prepare_transfer("3 TKA")?;
+    let p = w.prepare_transfer(&w.amt("3"))?;
     let log = w.log_length()?;
     let (host, owner) = (w.host.0, w.p.owner);
     let confirm =

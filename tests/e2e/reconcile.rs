@@ -13,22 +13,22 @@ use tool_host_tests::{ensure, ensure_eq};
 
 pub fn scenarios() -> Vec<Scenario> {
     vec![
-        Scenario {
-            name: "reconcile::found_after_lost_reply",
-            run: found_after_lost_reply,
-        },
-        Scenario {
-            name: "reconcile::absent_after_reject",
-            run: absent_after_reject,
-        },
-        Scenario {
-            name: "reconcile::several_in_one_tick",
-            run: several_in_one_tick,
-        },
-        Scenario {
-            name: "reconcile::unreadable_target_is_retried",
-            run: unreadable_target_is_retried,
-        },
+        Scenario::new(
+            "reconcile::found_after_lost_reply_ledger_fault",
+            found_after_lost_reply,
+        ),
+        Scenario::new(
+            "reconcile::absent_after_reject_ledger_fault",
+            absent_after_reject,
+        ),
+        Scenario::new(
+            "reconcile::several_in_one_tick_ledger_fault",
+            several_in_one_tick,
+        ),
+        Scenario::new(
+            "reconcile::unreadable_target_is_retried_ledger_fault",
+            unreadable_target_is_retried,
+        ),
     ]
 }
 
@@ -41,7 +41,7 @@ pub fn run_reconciliation(w: &mut World) -> Check {
 }
 
 fn found_after_lost_reply(w: &mut World) -> Check {
-    let (p, r, log) = confirm_lost_reply(w, "4 TKA")?;
+    let (p, r, log) = confirm_lost_reply(w, &w.amt("4"))?;
     ensure_eq!(r.outcome.as_deref(), Some("unknown"), "{}", r.content);
     end_hold(w)?;
     run_reconciliation(w)?;
@@ -57,7 +57,7 @@ fn found_after_lost_reply(w: &mut World) -> Check {
 }
 
 fn absent_after_reject(w: &mut World) -> Check {
-    let p = w.prepare_transfer("4 TKA")?;
+    let p = w.prepare_transfer(&w.amt("4"))?;
     w.fault(TRANSFER, Fault::Reject("injected reject".into()))?;
     let log = w.log_length()?;
     let r = w.confirm_ok(p.id, &p.digest)?;
@@ -76,7 +76,7 @@ fn absent_after_reject(w: &mut World) -> Check {
 /// `icrc3_get_blocks`): the intent stays unknown and the reconciliation is tried again later
 /// (after twice the delay), then settles it.
 fn unreadable_target_is_retried(w: &mut World) -> Check {
-    let p = w.prepare_transfer("4 TKA")?;
+    let p = w.prepare_transfer(&w.amt("4"))?;
     w.fault(TRANSFER, Fault::Reject("injected reject".into()))?;
     let r = w.confirm_ok(p.id, &p.digest)?;
     ensure_eq!(r.outcome.as_deref(), Some("unknown"), "{}", r.content);
@@ -109,11 +109,11 @@ fn unreadable_target_is_retried(w: &mut World) -> Check {
 fn several_in_one_tick(w: &mut World) -> Check {
     // The lost reply first: its reconciliation is due 10 s after its unknown outcome, the
     // others' a few seconds later; one move of time makes all three due together.
-    let (found, r, log) = confirm_lost_reply(w, "7 TKA")?;
+    let (found, r, log) = confirm_lost_reply(w, &w.amt("7"))?;
     ensure_eq!(r.outcome.as_deref(), Some("unknown"), "{}", r.content);
     end_hold(w)?;
     let mut absent = vec![];
-    for amount in ["5 TKA", "6 TKA"] {
+    for amount in [&w.amt("5"), &w.amt("6")] {
         let p = w.prepare_transfer(amount)?;
         w.fault(TRANSFER, Fault::Trap("injected trap".into()))?;
         let r = w.confirm_ok(p.id, &p.digest)?;

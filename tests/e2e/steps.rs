@@ -51,7 +51,7 @@ pub fn nothing_sent(w: &mut World, log: u64) -> Check {
 
 /// A confirm whose outcome is unknown with this reject code; the intent stays unknown.
 pub fn unknown_with(w: &mut World, fault: Fault, code: u32) -> Check<Prepared> {
-    let (p, r, log) = confirm_with(w, "1 TKA", Some(fault))?;
+    let (p, r, log) = confirm_with(w, &w.amt("1"), Some(fault))?;
     ensure_eq!(outcome(&r), "unknown", "{}", r.content);
     let i = w.intent(p.id)?;
     ensure_eq!(i.status, "unknown");
@@ -128,4 +128,44 @@ pub fn held(w: &mut World, p: &Prepared) -> Check {
     let log = w.log_length()?;
     refused(w.confirm(p.id, &p.digest)?, "HELD", "confirm while held")?;
     nothing_sent(w, log)
+}
+
+/// Confirms with the host losing the ledger's reply (any ledger; the local host only): the
+/// ledger executes the transfer, the tool host sees SYS_UNKNOWN (6) once its call's deadline
+/// passes. Answers the intent, the confirm's answer and the log length before the confirm.
+pub fn confirm_host_lost_reply(w: &mut World, amount: &str) -> Check<(Prepared, ToolResult, u64)> {
+    let p = w.prepare_transfer(amount)?;
+    let log = w.log_length()?;
+    let r = confirm_losing_reply(w, &p, TRANSFER)?;
+    Ok((p, r, log))
+}
+
+/// Confirms `p` with the host losing the reply of the ledger's `method`; answers the confirm's
+/// answer once the call's deadline has passed.
+pub fn confirm_losing_reply(w: &mut World, p: &Prepared, method: &str) -> Check<ToolResult> {
+    let msg = start_losing_reply(w, p, method)?;
+    pass_deadline(w)?;
+    let reply = w.b.await_reply(msg)?;
+    let (r,): (Result<ToolResult, tool_host_engine::types::ApiError>,) =
+        tool_host_tests::backend::decode("confirm", &reply)?;
+    r.ok_or_fail("confirm")
+}
+
+/// Makes the host lose the reply of the ledger's next transfer, submits the owner's confirm of
+/// `p` and runs rounds until the ledger has executed the transfer. Answers the confirm in flight
+/// (it completes once the call's deadline has passed).
+pub fn start_host_lost_reply(w: &mut World, p: &Prepared) -> Check<Submitted> {
+    start_losing_reply(w, p, TRANSFER)
+}
+
+/// [`start_host_lost_reply`] for the ledger's `method`.
+pub fn start_losing_reply(w: &mut World, p: &Prepared, method: &str) -> Check<Submitted> {
+    let log = w.log_length()?;
+    let ledger = w.ledger;
+    w.b.lose_reply(ledger.0, method)?;
+    let (host, owner) = (w.host.0, w.p.owner);
+    let msg =
+        w.b.submit_typed(host, owner, "confirm", (confirm_args(p.id, &p.digest),))?;
+    w.b.tick_until(200, |b| Ok(ledger.log_length(b)? > log))?;
+    Ok(msg)
 }

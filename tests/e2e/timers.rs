@@ -10,10 +10,10 @@ use tool_host_tests::world::World;
 use tool_host_tests::{ensure, ensure_eq};
 
 pub fn scenarios() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "timers::expire_prune_refresh",
-        run: expire_prune_refresh,
-    }]
+    vec![Scenario::new(
+        "timers::expire_prune_refresh",
+        expire_prune_refresh,
+    )]
 }
 
 fn wait(w: &mut World, seconds: u64) -> Check {
@@ -38,7 +38,7 @@ fn expire_prune_refresh(w: &mut World) -> Check {
     let first_refresh = refreshed_at(w)?;
     ensure!(first_refresh.is_some());
 
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let log = w.log_length()?;
     wait(w, limits.preview_ttl_seconds)?;
     let i = w.intent(p.id)?;

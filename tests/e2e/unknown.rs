@@ -9,24 +9,25 @@ use std::time::Duration;
 use test_ledger::types::{Fault, TransferError};
 use tool_host_tests::backend::BackendError;
 use tool_host_tests::check::{ApiOk, Check};
+use tool_host_tests::ledgers::LedgerKind;
 use tool_host_tests::world::World;
 use tool_host_tests::{ensure, ensure_eq};
 
 pub fn scenarios() -> Vec<Scenario> {
     rows![
-        "reject_4_unknown" => reject_4_unknown,
-        "trap_5_unknown" => trap_5_unknown,
-        "lose_reply_6_unknown" => lose_reply_6_unknown,
+        "reject_4_unknown_ledger_fault" => reject_4_unknown,
+        "trap_5_unknown_ledger_fault" => trap_5_unknown,
+        "lose_reply_6_unknown_ledger_fault" => lose_reply_6_unknown,
         "system_reject_1_not_executed" => system_reject_1_not_executed,
         "system_reject_2_not_executed" => system_reject_2_not_executed,
         "system_reject_3_not_executed" => system_reject_3_not_executed,
         "system_reject_6_unknown_then_absent" => system_reject_6_unknown_then_absent,
         "journal_read_fails_not_executed" => journal_read_fails_not_executed,
         "undecodable_reply_unknown" => undecodable_reply_unknown,
-        "unknown_then_prepare_again" => unknown_then_prepare_again,
-        "unknown_then_fix_input_holds" => unknown_then_fix_input_holds,
-        "unknown_then_retry_same_thrice_holds" => unknown_then_retry_same_thrice_holds,
-        "third_reject_holds" => third_reject_holds,
+        "unknown_then_prepare_again_ledger_fault" => unknown_then_prepare_again,
+        "unknown_then_fix_input_holds_ledger_fault" => unknown_then_fix_input_holds,
+        "unknown_then_retry_same_thrice_holds_ledger_fault" => unknown_then_retry_same_thrice_holds,
+        "third_reject_holds_ledger_fault" => third_reject_holds,
     ]
 }
 
@@ -39,7 +40,7 @@ fn trap_5_unknown(w: &mut World) -> Check {
 }
 
 fn lose_reply_6_unknown(w: &mut World) -> Check {
-    let (p, r, log) = confirm_lost_reply(w, "1 TKA")?;
+    let (p, r, log) = confirm_lost_reply(w, &w.amt("1"))?;
     ensure_eq!(outcome(&r), "unknown", "{}", r.content);
     let i = w.intent(p.id)?;
     ensure_eq!(i.status, "unknown");
@@ -57,7 +58,7 @@ fn lose_reply_6_unknown(w: &mut World) -> Check {
 /// A system reject before the target executed: not executed, the intent is open again and a
 /// later confirm sends it.
 fn not_executed_by_system(w: &mut World, code: u32) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let ledger = w.ledger.0;
     w.b.inject_reject(ledger, TRANSFER, code)?;
     let log = w.log_length()?;
@@ -84,7 +85,7 @@ fn system_reject_2_not_executed(w: &mut World) -> Check {
 /// SYS_UNKNOWN (6) from the system without the ledger executing: unknown, then the
 /// reconciler reports it absent.
 fn system_reject_6_unknown_then_absent(w: &mut World) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let ledger = w.ledger.0;
     w.b.inject_reject(ledger, TRANSFER, 6)?;
     let log = w.log_length()?;
@@ -104,14 +105,18 @@ fn system_reject_6_unknown_then_absent(w: &mut World) -> Check {
 /// The ledger's log length cannot be read before the send: nothing is sent (the transfer is
 /// never called), not_executed, and the intent is open again.
 fn journal_read_fails_not_executed(w: &mut World) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     let ledger = w.ledger.0;
     w.b.inject_reject(ledger, "icrc3_get_blocks", 2)?;
-    // Were the transfer called, this fault would answer it; it stays queued.
-    w.fault(
-        TRANSFER,
-        transfer_err(TransferError::TemporarilyUnavailable),
-    )?;
+    // Were the transfer called, this fault would answer it; it stays queued. (On the test
+    // ledger a ledger fault is the witness; on any ledger a host fault is.)
+    if w.kind == LedgerKind::Test {
+        w.fault(
+            TRANSFER,
+            transfer_err(TransferError::TemporarilyUnavailable),
+        )?;
+    }
+    w.b.inject_reject(ledger, TRANSFER, 1)?;
     let log = w.log_length()?;
     let r = w.confirm_ok(p.id, &p.digest)?;
     ensure_eq!(outcome(&r), "not_executed", "{}", r.content);
@@ -119,9 +124,23 @@ fn journal_read_fails_not_executed(w: &mut World) -> Check {
     ensure_eq!(i.status, "open");
     ensure_eq!(last_attempt(&i)?.kind, "not_sent");
     nothing_sent(w, log)?;
-    let c = w.p.controller;
-    let pending = w.ledger.pending_faults(w.b.as_mut(), c)?;
-    ensure_eq!(pending.len(), 1, "the transfer was never called");
+    if w.kind == LedgerKind::Test {
+        let c = w.p.controller;
+        let pending = w.ledger.pending_faults(w.b.as_mut(), c)?;
+        ensure_eq!(pending.len(), 1, "the transfer was never called");
+    }
+    // The host's fault for the transfer is still there: the next confirm takes it (reject 1,
+    // not executed), and the one after sends.
+    let r = w.confirm_ok(p.id, &p.digest)?;
+    ensure_eq!(outcome(&r), "not_executed", "{}", r.content);
+    ensure_eq!(last_attempt(&w.intent(p.id)?)?.reject_code, Some(1));
+    if w.kind == LedgerKind::Test {
+        let c = w.p.controller;
+        w.ledger.clear_faults(w.b.as_mut(), c)?;
+    }
+    let r = w.confirm_ok(p.id, &p.digest)?;
+    ensure_eq!(outcome(&r), "success", "{}", r.content);
+    ensure_eq!(w.log_length()?, log + 1);
     Ok(())
 }
 
@@ -169,7 +188,7 @@ fn undecodable_reply_unknown(w: &mut World) -> Check {
 /// outcome `unknown`; confirming again sends the same bytes.
 fn unknown_then_prepare_again(w: &mut World) -> Check {
     let p = unknown_with(w, Fault::Reject("injected reject".into()), 4)?;
-    let input = w.transfer_input("1 TKA");
+    let input = w.transfer_input(&w.amt("1"));
     let (agent, owner) = (w.p.agent, w.p.owner);
     let r = w
         .tool(agent, Some(owner), "prepare_icrc1_transfer", &input)?
@@ -239,7 +258,7 @@ fn unknown_then_retry_same_thrice_holds(w: &mut World) -> Check {
 }
 
 fn third_reject_holds(w: &mut World) -> Check {
-    let p = w.prepare_transfer("1 TKA")?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     for fault in [
         Fault::Reject("one".into()),
         Fault::Trap("two".into()),

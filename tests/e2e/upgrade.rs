@@ -17,10 +17,10 @@ use tool_host_tests::world::World;
 use tool_host_tests::{ensure, ensure_eq};
 
 pub fn scenarios() -> Vec<Scenario> {
-    vec![Scenario {
-        name: "upgrade::keeps_intents_and_timers",
-        run: keeps_intents_and_timers,
-    }]
+    vec![Scenario::new(
+        "upgrade::keeps_intents_and_timers_ledger_fault",
+        keeps_intents_and_timers,
+    )]
 }
 
 /// What callers can read of the tool host, to compare before and after.
@@ -52,18 +52,18 @@ fn snapshot(w: &mut World) -> Check<Snapshot> {
 
 fn keeps_intents_and_timers(w: &mut World) -> Check {
     // open
-    let a = w.prepare_transfer("1 TKA")?;
+    let a = w.prepare_transfer(&w.amt("1"))?;
     // settled (done)
-    let b = w.prepare_transfer("2 TKA")?;
+    let b = w.prepare_transfer(&w.amt("2"))?;
     let r = w.confirm_ok(b.id, &b.digest)?;
     ensure_eq!(r.outcome.as_deref(), Some("success"));
     // unknown, waiting for its reconciliation
-    let c = w.prepare_transfer("3 TKA")?;
+    let c = w.prepare_transfer(&w.amt("3"))?;
     w.fault(TRANSFER, Fault::Reject("injected reject".into()))?;
     let r = w.confirm_ok(c.id, &c.digest)?;
     ensure_eq!(r.outcome.as_deref(), Some("unknown"));
     // in flight: the ledger executed the transfer and holds its reply back
-    let d = w.prepare_transfer("4 TKA")?;
+    let d = w.prepare_transfer(&w.amt("4"))?;
     let log = w.log_length()?;
     let in_flight = start_lost_reply(w, &d)?;
     ensure_eq!(w.intent(d.id)?.status, "in_flight");

@@ -154,6 +154,21 @@ pub trait Backend {
     fn inject_reject(&mut self, callee: Principal, method: &str, code: u32) -> Result<()>;
     /// Canister output collected since the last call (debug prints, traps), for diagnostics.
     fn take_logs(&mut self) -> Result<Vec<String>>;
+
+    /// Makes the next bounded-wait inter-canister call to `callee.method` lose its response:
+    /// `callee` executes it, the caller gets SYS_UNKNOWN (6) when its deadline passes. Works
+    /// with any callee (no cooperation from the canister).
+    fn lose_reply(&mut self, callee: Principal, method: &str) -> Result<()>;
+    /// Answers the next inter-canister call to `callee.method` with `reply` (Candid bytes)
+    /// without `callee` executing: an answer from another state (e.g. a stale ref).
+    fn inject_reply(&mut self, callee: Principal, method: &str, reply: Vec<u8>) -> Result<()>;
+    /// Runs `canister`'s clock `ahead` of everyone else's (a canister on a subnet whose clock
+    /// is ahead); it can only grow.
+    fn set_clock_ahead(&mut self, canister: Principal, ahead: Duration) -> Result<()>;
+    /// Adds cycles to a canister's balance.
+    fn add_cycles(&mut self, canister: Principal, amount: u128) -> Result<()>;
+    /// A canister's cycle balance.
+    fn cycle_balance(&mut self, canister: Principal) -> Result<u128>;
 }
 
 /// Typed calls and waiting helpers over any backend.

@@ -301,7 +301,8 @@ pub fn confirm_args(intent_id: u64, digest: &[u8]) -> ConfirmArgs {
     }
 }
 
-/// The test ledger canister.
+/// A ledger canister: the test ledger or the cycles ledger (the ICRC-1/2/3 methods are the
+/// same; `inject_faults` and `pending_faults` exist on the test ledger only).
 #[derive(Clone, Copy, Debug)]
 pub struct Ledger(pub Principal);
 
@@ -391,6 +392,11 @@ impl Ledger {
         b.update_typed(self.0, caller, "inject_faults", (plans,))
     }
 
+    /// Drops every pending fault (controllers only).
+    pub fn clear_faults(self, b: &mut dyn Backend, caller: Principal) -> Result<()> {
+        b.update_typed(self.0, caller, "clear_faults", ())
+    }
+
     /// The faults not yet taken (controllers only).
     pub fn pending_faults(
         self,
@@ -398,6 +404,67 @@ impl Ledger {
         caller: Principal,
     ) -> Result<Vec<lt::FaultPlan>> {
         b.query_typed(self.0, caller, "pending_faults", ())
+            .map(|(r,)| r)
+    }
+}
+
+/// The cycles ledger's install argument (`LedgerArgs` in its .did).
+#[derive(CandidType, Deserialize, Clone, Debug)]
+pub enum CyclesLedgerArgs {
+    Init(CyclesLedgerInit),
+    Upgrade(Option<CyclesLedgerUpgrade>),
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug)]
+pub struct CyclesLedgerInit {
+    pub max_blocks_per_request: u64,
+    pub index_id: Option<Principal>,
+    pub initial_balances: Option<Vec<(lt::Account, Nat)>>,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, Default)]
+pub struct CyclesLedgerUpgrade {
+    pub max_blocks_per_request: Option<u64>,
+}
+
+/// The depositor's install argument.
+#[derive(CandidType, Deserialize, Clone, Debug)]
+pub struct DepositorInit {
+    pub ledger_id: Principal,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug)]
+pub struct DepositArg {
+    pub to: lt::Account,
+    pub memo: Option<serde_bytes::ByteBuf>,
+    pub cycles: Nat,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct DepositResult {
+    pub balance: Nat,
+    pub block_index: Nat,
+}
+
+/// The cycles ledger's test depositor: deposits cycles (attached from its own balance) into a
+/// ledger account, which mints them minus the ledger's fee.
+#[derive(Clone, Copy, Debug)]
+pub struct Depositor(pub Principal);
+
+impl Depositor {
+    pub fn deposit(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        to: &lt::Account,
+        cycles: u128,
+    ) -> Result<DepositResult> {
+        let arg = DepositArg {
+            to: to.clone(),
+            memo: None,
+            cycles: Nat::from(cycles),
+        };
+        b.update_typed(self.0, caller, "deposit", (arg,))
             .map(|(r,)| r)
     }
 }

@@ -5,7 +5,8 @@
 //! - [`local`]: the local IC host (wasmi), what CI runs here;
 //! - [`pocketic`]: PocketIC, where `POCKET_IC_BIN` names a server binary;
 //! - [`wasm`]: where the canister wasms come from (`TOOL_HOST_WASM_DIR`, or built once);
-//! - [`clients`]: typed clients of the tool host and the test ledger;
+//! - [`clients`]: typed clients of the tool host, the ledgers and the cycles ledger's depositor;
+//! - [`ledgers`]: the two ledgers scenarios run against (test ledger, cycles ledger);
 //! - [`world`]: the deployed starting point every scenario shares;
 //! - [`odd`]: a WAT canister whose transfer reply does not decode;
 //! - [`check`]: how scenarios fail (and how "unsupported" differs from failed).
@@ -13,6 +14,7 @@
 pub mod backend;
 pub mod check;
 pub mod clients;
+pub mod ledgers;
 pub mod local;
 pub mod odd;
 pub mod pocketic;

@@ -188,6 +188,51 @@ impl Backend for LocalBackend {
             .map(|l| format!("[{}] {}", l.canister, l.message))
             .collect())
     }
+
+    fn lose_reply(&mut self, callee: Principal, method: &str) -> Result<()> {
+        self.exists(callee)?;
+        self.ic.inject_lost_reply(callee, method);
+        Ok(())
+    }
+
+    fn inject_reply(&mut self, callee: Principal, method: &str, reply: Vec<u8>) -> Result<()> {
+        self.exists(callee)?;
+        self.ic.inject_call_reply(callee, method, reply);
+        Ok(())
+    }
+
+    fn set_clock_ahead(&mut self, canister: Principal, ahead: Duration) -> Result<()> {
+        self.exists(canister)?;
+        if ahead < self.ic.clock_ahead(canister) {
+            return Err(BackendError::Host(format!(
+                "set_clock_ahead: {canister}'s clock is already {:?} ahead; it cannot go back to {ahead:?}",
+                self.ic.clock_ahead(canister)
+            )));
+        }
+        self.ic.set_clock_ahead(canister, ahead);
+        Ok(())
+    }
+
+    fn add_cycles(&mut self, canister: Principal, amount: u128) -> Result<()> {
+        self.exists(canister)?;
+        self.ic.add_cycles(canister, amount);
+        Ok(())
+    }
+
+    fn cycle_balance(&mut self, canister: Principal) -> Result<u128> {
+        self.exists(canister)?;
+        Ok(self.ic.cycle_balance(canister))
+    }
+}
+
+impl LocalBackend {
+    fn exists(&self, canister: Principal) -> Result<()> {
+        if self.ic.canister_exists(canister) {
+            Ok(())
+        } else {
+            Err(BackendError::Host(format!("no canister {canister}")))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -228,4 +228,30 @@ impl Backend for PocketIcBackend {
             "canister logs are read with fetch_canister_logs per canister",
         ))
     }
+
+    fn lose_reply(&mut self, _callee: Principal, method: &str) -> Result<()> {
+        Err(unsupported(&format!(
+            "PocketIC cannot drop the response of an inter-canister call ({method})"
+        )))
+    }
+
+    fn inject_reply(&mut self, _callee: Principal, method: &str, _reply: Vec<u8>) -> Result<()> {
+        Err(unsupported(&format!(
+            "PocketIC cannot answer an inter-canister call ({method}) in the callee's place"
+        )))
+    }
+
+    fn set_clock_ahead(&mut self, _canister: Principal, _ahead: Duration) -> Result<()> {
+        Err(unsupported(
+            "PocketIC runs one clock per subnet; a canister's clock cannot run ahead of its subnet's",
+        ))
+    }
+
+    fn add_cycles(&mut self, canister: Principal, amount: u128) -> Result<()> {
+        guarded("add_cycles", || self.pic.add_cycles(canister, amount)).map(|_| ())
+    }
+
+    fn cycle_balance(&mut self, canister: Principal) -> Result<u128> {
+        guarded("cycle_balance", || self.pic.cycle_balance(canister))
+    }
 }

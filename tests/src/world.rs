@@ -1,10 +1,12 @@
-//! The scenarios' common starting point: the tool host and the test ledger deployed on one
-//! backend, the ICRC packs and the ledger registered, tokens in the owner's deposit account and
-//! an agent authorized; plus the steps scenarios repeat (prepare, confirm, read an intent).
+//! The scenarios' common starting point: the tool host and a ledger — the test ledger or
+//! DFINITY's cycles ledger — deployed on one backend, the ICRC packs and the ledger registered,
+//! tokens in the owner's deposit account and an agent authorized; plus the steps scenarios
+//! repeat (prepare, confirm, read an intent).
 
 use crate::backend::{Backend, InstallMode};
 use crate::check::{ApiOk, Check, Fail};
-use crate::clients::{Api, InitArgs, Ledger, ToolHost};
+use crate::clients::{Api, Depositor, InitArgs, Ledger, ToolHost};
+use crate::ledgers::{LedgerKind, Token};
 use crate::wasm::{self, Canister};
 use crate::{ensure, fail};
 use candid::{Nat, Principal};
@@ -15,15 +17,15 @@ use tool_host_engine::types::{IntentView, Limits, ToolResult};
 pub const ICRC1_FORM: &str = include_str!("../../src/core/packs/icrc1.json");
 pub const ICRC2_FORM: &str = include_str!("../../src/core/packs/icrc2.json");
 
-pub const SYMBOL: &str = "TKA";
-pub const DECIMALS: u8 = 8;
-pub const FEE: u64 = 10_000;
-/// One token in base units.
-pub const TOKEN: u64 = 100_000_000;
-/// Minted to the owner's deposit account at deploy.
-pub const DEPOSIT: u64 = 100 * TOKEN;
-/// The owner's own account's initial balance (spent through ICRC-2).
-pub const OWN_BALANCE: u64 = 50 * TOKEN;
+/// The test ledger's token (its init argument); the cycles ledger's is fixed by its code
+/// (`TCYCLES`, 12 decimals, fee 10^8). Scenarios read [`World::token`], never these.
+pub const TEST_SYMBOL: &str = "TKA";
+pub const TEST_DECIMALS: u8 = 8;
+pub const TEST_FEE: u64 = 10_000;
+/// Whole tokens minted to the owner's deposit account at deploy.
+pub const DEPOSIT_TOKENS: u64 = 100;
+/// Whole tokens in the owner's own account from the start (spent through ICRC-2).
+pub const OWN_TOKENS: u64 = 50;
 
 /// A distinct self-authenticating principal per role.
 fn user(n: u8) -> Principal {
@@ -80,6 +82,12 @@ pub struct World {
     pub p: People,
     pub host: ToolHost,
     pub ledger: Ledger,
+    /// Which ledger this world runs.
+    pub kind: LedgerKind,
+    /// The ledger's token as the ledger itself answers it (name, symbol, decimals, fee).
+    pub token: Token,
+    /// The cycles ledger's depositor (mints by depositing cycles); `None` on the test ledger.
+    pub depositor: Option<Depositor>,
     /// The owner's deposit account at the tool host (the ICRC-1 transfers' source).
     pub deposit: lt::Account,
     pub deposit_text: String,
@@ -90,17 +98,21 @@ pub fn account(owner: Principal) -> lt::Account {
 }
 
 impl World {
-    /// Deploys both canisters and registers everything; the owner's deposit account holds
-    /// [`DEPOSIT`] and the agent is authorized.
-    pub fn deploy(b: Box<dyn Backend>) -> Check<World> {
+    /// Deploys the tool host and the ledger of `kind` and registers everything; the owner's
+    /// deposit account holds [`DEPOSIT_TOKENS`], the owner's own account [`OWN_TOKENS`], and
+    /// the agent is authorized.
+    pub fn deploy(b: Box<dyn Backend>, kind: LedgerKind) -> Check<World> {
         let host_wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
-        Self::deploy_with(b, host_wasm)
+        Self::deploy_with(b, kind, host_wasm)
     }
 
     /// [`World::deploy`] with another build of the tool host (the benchmark's `bench` build).
-    pub fn deploy_with(mut b: Box<dyn Backend>, host_wasm: &[u8]) -> Check<World> {
+    pub fn deploy_with(
+        mut b: Box<dyn Backend>,
+        kind: LedgerKind,
+        host_wasm: &[u8],
+    ) -> Check<World> {
         let p = People::default();
-        let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
         let host = ToolHost(b.create_canister(&[p.controller])?);
         let ledger = Ledger(b.create_canister(&[p.controller])?);
         let init = InitArgs {
@@ -115,26 +127,23 @@ impl World {
             InstallMode::Install,
             p.controller,
         )?;
-        let ledger_init = lt::InitArgs {
-            name: "Token A".into(),
-            symbol: SYMBOL.into(),
-            decimals: DECIMALS,
-            fee: Nat::from(FEE),
-            minting_account: account(p.minter),
-            initial_balances: vec![(account(p.owner), Nat::from(OWN_BALANCE))],
-        };
-        b.install(
-            ledger.0,
-            ledger_wasm,
-            candid::encode_args((ledger_init,)).expect("encodes"),
-            InstallMode::Install,
+        let depositor = crate::ledgers::install_ledger(
+            b.as_mut(),
+            kind,
+            ledger,
             p.controller,
+            p.minter,
+            &[(account(p.owner), OWN_TOKENS)],
         )?;
+        let token = Token::read(b.as_mut(), ledger)?;
         let mut w = World {
             b,
             p,
             host,
             ledger,
+            kind,
+            token,
+            depositor,
             deposit: account(Principal::anonymous()),
             deposit_text: String::new(),
         };
@@ -148,7 +157,8 @@ impl World {
             subaccount: d.account.subaccount,
         };
         w.deposit_text = d.text;
-        w.mint(&w.deposit.clone(), DEPOSIT)?;
+        let deposit = w.tokens(DEPOSIT_TOKENS);
+        w.mint(&w.deposit.clone(), deposit)?;
         w.host
             .authorize_agent(w.b.as_mut(), p.owner, p.agent)?
             .ok_or_fail("authorize_agent")?;
@@ -158,6 +168,21 @@ impl World {
         Ok(w)
     }
 
+    /// `n` whole tokens in base units.
+    pub fn tokens(&self, n: u64) -> u64 {
+        self.token.units(n)
+    }
+
+    /// The ledger's fee in base units.
+    pub fn fee(&self) -> u64 {
+        self.token.fee
+    }
+
+    /// `"<amount> <symbol>"`, as a tool input or a preview shows it (e.g. `amt("1.5")`).
+    pub fn amt(&self, amount: &str) -> String {
+        format!("{amount} {}", self.token.symbol)
+    }
+
     fn register_packs_and_ledger(&mut self) -> Check {
         let c = self.p.controller;
         for (id, json) in [("icrc1", ICRC1_FORM), ("icrc2", ICRC2_FORM)] {
@@ -165,18 +190,19 @@ impl World {
                 .register_form(self.b.as_mut(), c, id, json)?
                 .ok_or_fail("register_form")?;
         }
+        let symbol = self.token.symbol.clone();
         let t = self
             .host
             .register_canister(
                 self.b.as_mut(),
                 c,
                 self.ledger.0,
-                Some(SYMBOL),
+                Some(&symbol),
                 &["icrc1", "icrc2"],
             )?
             .ok_or_fail("register_canister")?;
         ensure!(t.refs_error.is_none(), "refs error: {:?}", t.refs_error);
-        ensure!(t.icrc3, "the test ledger lists ICRC-3");
+        ensure!(t.icrc3, "the {} lists ICRC-3", self.kind.label());
         Ok(())
     }
 
@@ -210,19 +236,32 @@ impl World {
         self.b.as_mut()
     }
 
-    /// Mints `amount` to `to` (a transfer from the minting account).
+    /// Mints `amount` to `to`: on the test ledger a transfer from the minting account, on the
+    /// cycles ledger a deposit of `amount + fee` cycles through the depositor (the ledger keeps
+    /// its fee). Answers the block index.
     pub fn mint(&mut self, to: &lt::Account, amount: u64) -> Check<u64> {
-        let arg = lt::TransferArg {
-            from_subaccount: None,
-            to: to.clone(),
-            amount: Nat::from(amount),
-            fee: None,
-            memo: None,
-            created_at_time: None,
-        };
-        match self.ledger.transfer(self.b.as_mut(), self.p.minter, arg)? {
-            Ok(block) => Ok(crate::clients::nat_u64(&block)),
-            Err(e) => fail!("mint: {e:?}"),
+        match &self.depositor {
+            None => {
+                let arg = lt::TransferArg {
+                    from_subaccount: None,
+                    to: to.clone(),
+                    amount: Nat::from(amount),
+                    fee: None,
+                    memo: None,
+                    created_at_time: None,
+                };
+                match self.ledger.transfer(self.b.as_mut(), self.p.minter, arg)? {
+                    Ok(block) => Ok(crate::clients::nat_u64(&block)),
+                    Err(e) => fail!("mint: {e:?}"),
+                }
+            }
+            Some(d) => {
+                let cycles = u128::from(amount) + u128::from(self.fee());
+                // The depositor attaches cycles from its own balance: give it what it sends.
+                self.b.add_cycles(d.0, cycles)?;
+                let r = d.deposit(self.b.as_mut(), self.p.controller, to, cycles)?;
+                Ok(crate::clients::nat_u64(&r.block_index))
+            }
         }
     }
 
@@ -236,8 +275,16 @@ impl World {
         Ok(self.ledger.log_length(self.b.as_mut())?)
     }
 
-    /// Queues one fault on the ledger as its controller.
+    /// Queues one fault on the test ledger as its controller. Only the test ledger has fault
+    /// injection: on the cycles ledger this fails (such a scenario runs on the test ledger only).
     pub fn fault(&mut self, method: &str, fault: lt::Fault) -> Check {
+        if self.kind != LedgerKind::Test {
+            fail!(
+                "the {} has no fault injection: a scenario that queues ledger faults runs on the \
+                 test ledger only",
+                self.kind.label()
+            );
+        }
         let plan = lt::FaultPlan {
             method: method.into(),
             fault,

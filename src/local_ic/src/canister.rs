@@ -7,8 +7,8 @@ use candid::Principal;
 use crate::code::Code;
 use crate::messages::{Origin, Queued};
 
-/// Cycles every canister starts with. Execution is never charged, so this only
-/// matters for canisters that check their balance or attach cycles to calls.
+/// Cycles every canister starts with. Execution, messages and storage are never charged;
+/// outgoing calls are (their `ic0.cost_call` price), and attached cycles move.
 pub const DEFAULT_CYCLES: u128 = 1_000_000_000_000_000_000;
 
 /// Bookkeeping for one incoming call (or system task) being processed.
@@ -63,6 +63,8 @@ pub(crate) struct Canister {
     pub instructions_total: u64,
     /// Fault injection: the next `ic0.call_perform` returns 2.
     pub fail_next_call_perform: bool,
+    /// How far (ns) this canister's clock runs ahead of the host's (`set_clock_ahead`).
+    pub clock_ahead: u64,
 }
 
 impl Canister {
@@ -82,7 +84,13 @@ impl Canister {
             last_was_timer: false,
             instructions_total: 0,
             fail_next_call_perform: false,
+            clock_ahead: 0,
         }
+    }
+
+    /// The time this canister observes when the host's clock reads `host_time`.
+    pub fn now(&self, host_time: u64) -> u64 {
+        host_time.saturating_add(self.clock_ahead)
     }
 
     /// A fresh id for a call context or callback.
@@ -91,10 +99,11 @@ impl Canister {
         self.next_id
     }
 
-    /// Whether the global timer should fire at `now`.
-    pub fn timer_due(&self, now: u64) -> bool {
+    /// Whether the global timer should fire when the host's clock reads `host_time` (the timer
+    /// is set in the canister's own time).
+    pub fn timer_due(&self, host_time: u64) -> bool {
         self.global_timer != 0
-            && now >= self.global_timer
+            && self.now(host_time) >= self.global_timer
             && self
                 .code
                 .as_ref()

@@ -65,8 +65,18 @@ pub struct LogEntry {
 pub(crate) struct CallFault {
     pub callee: Principal,
     pub method: String,
-    pub code: RejectCode,
-    pub message: String,
+    pub kind: FaultKind,
+}
+
+/// What an injected fault does to the call it matches.
+#[derive(Clone, Debug)]
+pub(crate) enum FaultKind {
+    /// Answered with this system reject; the callee never sees the call.
+    Reject { code: RejectCode, message: String },
+    /// Answered with this reply; the callee never sees the call.
+    Reply(Vec<u8>),
+    /// The callee executes the call; its response is lost. Matches bounded-wait calls only.
+    LoseReply,
 }
 
 #[derive(Debug)]
@@ -496,9 +506,74 @@ impl LocalIc {
         self.faults.push(CallFault {
             callee,
             method: method.to_string(),
-            code,
-            message: message.to_string(),
+            kind: FaultKind::Reject {
+                code,
+                message: message.to_string(),
+            },
         });
+    }
+
+    /// Makes the next **bounded-wait** call to `callee.method` lose its response: the callee
+    /// executes the call and commits as usual, but what it answers never reaches the caller,
+    /// which gets `SYS_UNKNOWN` (6) when the call's deadline passes, as on the IC when a
+    /// best-effort response is dropped. Attached cycles the callee did not accept are lost with
+    /// the response. Guaranteed-response (unbounded-wait) calls are not matched: the IC always
+    /// delivers their responses.
+    pub fn inject_lost_reply(&mut self, callee: Principal, method: &str) {
+        self.faults.push(CallFault {
+            callee,
+            method: method.to_string(),
+            kind: FaultKind::LoseReply,
+        });
+    }
+
+    /// Answers the next inter-canister call to `callee.method` with `reply` (Candid bytes, not
+    /// checked) without the callee executing; attached cycles are refunded. For replies a
+    /// canister would give in another state (a stale value, an older version).
+    pub fn inject_call_reply(&mut self, callee: Principal, method: &str, reply: Vec<u8>) {
+        self.faults.push(CallFault {
+            callee,
+            method: method.to_string(),
+            kind: FaultKind::Reply(reply),
+        });
+    }
+
+    /// Makes `canister`'s clock run `ahead` in front of the host's (and of every other
+    /// canister's): `ic0.time`, its global timer and its data certificates use host time +
+    /// `ahead`. Models a canister on another subnet whose clock is ahead (the interface spec:
+    /// "the times observed by different canisters are unrelated").
+    ///
+    /// # Panics
+    /// If `ahead` is less than the current setting: a canister's time never goes backwards.
+    pub fn set_clock_ahead(&mut self, canister: Principal, ahead: Duration) {
+        let ahead = u64::try_from(ahead.as_nanos()).expect("duration too long");
+        let c = self.canister_mut(canister);
+        assert!(
+            ahead >= c.clock_ahead,
+            "set_clock_ahead: {canister}'s clock cannot go backwards ({ahead} ns < {} ns ahead)",
+            c.clock_ahead
+        );
+        c.clock_ahead = ahead;
+    }
+
+    /// How far `canister`'s clock runs ahead of the host's.
+    pub fn clock_ahead(&self, canister: Principal) -> Duration {
+        Duration::from_nanos(self.canister(canister).clock_ahead)
+    }
+
+    /// Faults injected and not yet taken by a call, as `(callee, method, what)`.
+    pub fn pending_call_faults(&self) -> Vec<(Principal, String, String)> {
+        self.faults
+            .iter()
+            .map(|f| {
+                let what = match &f.kind {
+                    FaultKind::Reject { code, .. } => format!("reject {code}"),
+                    FaultKind::Reply(_) => "reply".to_string(),
+                    FaultKind::LoseReply => "lose reply".to_string(),
+                };
+                (f.callee, f.method.clone(), what)
+            })
+            .collect()
     }
 
     /// Makes the next `ic0.call_perform` of `canister` return 2 (`SYS_TRANSIENT`), as

@@ -21,6 +21,7 @@
 //! ```
 
 mod canister;
+pub mod certificate;
 mod code;
 mod errors;
 mod host;

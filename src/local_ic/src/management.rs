@@ -1,4 +1,5 @@
-//! The management canister (`aaaaa-aa`) as seen by canisters: only `raw_rand`.
+//! The management canister (`aaaaa-aa`) as seen by canisters: `raw_rand` and
+//! `deposit_cycles`.
 //!
 //! Everything else a test needs (creating and installing canisters) goes through the
 //! [`LocalIc`] API; other methods are refused with a reject that says so.
@@ -10,19 +11,55 @@ use crate::host::LocalIc;
 use crate::messages::Payload;
 
 impl LocalIc {
-    /// Handles a call from `caller` to the management canister.
+    /// Handles a call from `caller` to the management canister with `cycles` attached; answers
+    /// the response and the cycles refunded with it.
     pub(crate) fn management_call(
         &mut self,
         caller: Principal,
         method: &str,
         arg: &[u8],
-    ) -> Payload {
-        match method {
+        cycles: u128,
+    ) -> (Payload, u128) {
+        let payload = match method {
+            "deposit_cycles" => {
+                #[derive(candid::CandidType, serde::Deserialize)]
+                struct DepositCyclesArgs {
+                    canister_id: Principal,
+                }
+                let target = match candid::decode_one::<DepositCyclesArgs>(arg) {
+                    Ok(a) => a.canister_id,
+                    Err(e) => {
+                        return (
+                            Payload::reject(
+                                RejectCode::CanisterReject,
+                                format!(
+                                    "management canister: deposit_cycles expects \
+                                     `record {{ canister_id : principal }}`: {e}"
+                                ),
+                            ),
+                            cycles,
+                        )
+                    }
+                };
+                match self.canisters.get_mut(&target) {
+                    Some(c) => {
+                        c.balance = c.balance.saturating_add(cycles);
+                        return (Payload::Reply(candid::encode_args(()).expect("encodes")), 0);
+                    }
+                    None => Payload::reject(
+                        RejectCode::DestinationInvalid,
+                        format!("management canister: deposit_cycles: canister {target} not found"),
+                    ),
+                }
+            }
             "raw_rand" => {
                 if !arg.starts_with(b"DIDL") {
-                    return Payload::reject(
-                        RejectCode::CanisterReject,
-                        "management canister: raw_rand expects a Candid-encoded `()` argument",
+                    return (
+                        Payload::reject(
+                            RejectCode::CanisterReject,
+                            "management canister: raw_rand expects a Candid-encoded `()` argument",
+                        ),
+                        cycles,
                     );
                 }
                 let mut bytes = Vec::with_capacity(32);
@@ -35,10 +72,11 @@ impl LocalIc {
                 RejectCode::CanisterReject,
                 format!(
                     "management canister: method '{method}' (called by {caller}) is not \
-                     implemented by the local IC host; only raw_rand is"
+                     implemented by the local IC host; only raw_rand and deposit_cycles are"
                 ),
             ),
-        }
+        };
+        (payload, cycles)
     }
 
     /// Deterministic pseudo-random numbers (splitmix64), so test runs are reproducible.

@@ -34,6 +34,9 @@ pub(crate) enum Origin {
     Canister { canister: Principal, callback: u64 },
     /// A system task (the global timer); nobody waits for a response.
     System,
+    /// A call whose response the system loses (`inject_lost_reply`): the callee executes and
+    /// may respond, but the response is dropped.
+    Lost { canister: Principal, callback: u64 },
 }
 
 /// A call to a canister method.

@@ -56,6 +56,12 @@ impl LocalIc {
         exec.caller = sender;
         exec.arg = arg;
         exec.can_respond = true;
+        // The target of a query call sees a certificate of its certified data and its time.
+        exec.data_certificate = Some(crate::certificate::data_certificate(
+            canister,
+            &self.canisters[&canister].certified_data,
+            exec.time,
+        ));
         let export = method_export(method, MethodKind::Query);
         let outcome = self.execute(canister, Entry::Export(&export), exec);
         self.last_instructions = outcome.instructions;

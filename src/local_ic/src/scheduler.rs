@@ -10,7 +10,7 @@ use candid::Principal;
 use crate::canister::{CallContext, Callback};
 use crate::code::{method_export, Entry, RunOutcome};
 use crate::errors::RejectCode;
-use crate::host::{IngressState, LocalIc};
+use crate::host::{FaultKind, IngressState, LocalIc};
 use crate::ids::management_canister;
 use crate::messages::{Input, Origin, Payload, Queued, Request, Response};
 use crate::system_api::{ExecKind, ExecState, NewCall};
@@ -222,7 +222,7 @@ impl LocalIc {
             }
             _ => self.limits.update_instructions,
         };
-        let mut exec = ExecState::new(kind, id, self.time, limit);
+        let mut exec = ExecState::new(kind, id, canister.now(self.time), limit);
         exec.canister_version = canister.version;
         exec.controllers = canister.controllers.clone();
         exec.env_vars = canister.env_vars.clone();
@@ -410,7 +410,9 @@ impl LocalIc {
                     });
                 }
             }
-            Origin::System => {}
+            // A response the system loses (an injected lost reply); the caller's bounded-wait
+            // call ends with SYS_UNKNOWN at its deadline.
+            Origin::System | Origin::Lost { .. } => {}
         }
     }
 
@@ -431,31 +433,50 @@ impl LocalIc {
         let fault = self
             .faults
             .iter()
-            .position(|f| f.callee == call.callee && f.method == call.method)
-            .map(|i| self.faults.remove(i));
-        let payload = if let Some(fault) = fault {
-            Payload::Reject(fault.code, fault.message)
-        } else if call.callee == management_canister() {
-            self.management_call(caller, &call.method, &call.arg)
-        } else if let Some(callee) = self.canisters.get_mut(&call.callee) {
-            callee.queue.push_back(Queued {
-                round,
-                input: Input::Request(Request {
-                    origin,
-                    caller,
-                    method: call.method,
-                    arg: call.arg,
-                    cycles: call.cycles,
-                    deadline,
-                }),
-            });
-            return;
-        } else {
-            Payload::reject(
-                RejectCode::DestinationInvalid,
-                format!("Canister {} not found", call.callee),
-            )
+            .position(|f| {
+                f.callee == call.callee
+                    && f.method == call.method
+                    && (deadline != 0 || !matches!(f.kind, FaultKind::LoseReply))
+            })
+            .map(|i| self.faults.remove(i).kind);
+        let origin = match fault {
+            Some(FaultKind::LoseReply) => Origin::Lost {
+                canister: caller,
+                callback,
+            },
+            _ => origin,
         };
-        self.deliver(origin, payload, call.cycles, 0, round);
+        let mut refund = call.cycles;
+        let payload = match fault {
+            Some(FaultKind::Reject { code, message }) => Payload::Reject(code, message),
+            Some(FaultKind::Reply(bytes)) => Payload::Reply(bytes),
+            None | Some(FaultKind::LoseReply) if call.callee == management_canister() => {
+                let (payload, left) =
+                    self.management_call(caller, &call.method, &call.arg, call.cycles);
+                refund = left;
+                payload
+            }
+            None | Some(FaultKind::LoseReply) => {
+                if let Some(callee) = self.canisters.get_mut(&call.callee) {
+                    callee.queue.push_back(Queued {
+                        round,
+                        input: Input::Request(Request {
+                            origin,
+                            caller,
+                            method: call.method,
+                            arg: call.arg,
+                            cycles: call.cycles,
+                            deadline,
+                        }),
+                    });
+                    return;
+                }
+                Payload::reject(
+                    RejectCode::DestinationInvalid,
+                    format!("Canister {} not found", call.callee),
+                )
+            }
+        };
+        self.deliver(origin, payload, refund, 0, round);
     }
 }

@@ -320,7 +320,9 @@ fn attached_cycles_are_transferred_and_refunded() {
         .update_call(a, user(), "call", call_arg(8, b, "accept400", b""))
         .unwrap();
     assert_eq!(replied(&reply).0, 9);
-    assert_eq!(ic.cycle_balance(a), a0 - 400);
+    // The call itself costs its `cost_call` price: "accept400" and no argument.
+    let cost = 260_000 + 1_000 * "accept400".len() as u128;
+    assert_eq!(ic.cycle_balance(a), a0 - 400 - cost);
     assert_eq!(ic.cycle_balance(b), b0 + 400);
     assert_eq!(
         i64_of(&ic.query_call(a, user(), "refunded", vec![]).unwrap()),
@@ -332,7 +334,8 @@ fn attached_cycles_are_transferred_and_refunded() {
         .update_call(a, user(), "call", call_arg(8, b, "reject", b""))
         .unwrap();
     assert_eq!(rejected(&reply).0, 4);
-    assert_eq!(ic.cycle_balance(a), a0 - 400);
+    let cost2 = 260_000 + 1_000 * "reject".len() as u128;
+    assert_eq!(ic.cycle_balance(a), a0 - 400 - cost - cost2);
 }
 
 #[test]

@@ -59,11 +59,53 @@ impl Acct {
 
     /// ICRC-3 form: `Array [Blob owner, Blob subaccount]`, the subaccount omitted when default.
     pub fn to_value(&self) -> Value {
-        let mut parts = vec![Value::blob(self.owner.as_slice())];
-        if let Some(sub) = self.explicit_subaccount() {
-            parts.push(Value::blob(sub));
+        Party::inferred(*self).to_value()
+    }
+}
+
+/// An account as a caller named it in a transaction: the normalized account, and whether the
+/// caller gave its subaccount (`opt` 32 bytes, the default ones included) or left it `null`.
+/// `null` and 32 zero bytes are one account (one balance) but two different transactions: the
+/// block writes the subaccount the caller gave, and deduplication tells them apart (as the
+/// ICRC-1 conformance suite checks and DFINITY's ledgers do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Party {
+    pub acct: Acct,
+    pub subaccount_given: bool,
+}
+
+impl Party {
+    /// An account from the caller's `opt subaccount`.
+    pub fn given(acct: Acct, subaccount: Option<&[u8]>) -> Self {
+        Self {
+            acct,
+            subaccount_given: subaccount.is_some(),
+        }
+    }
+
+    /// An account whose subaccount is given exactly when it is not the default one (accounts the
+    /// ledger names itself, e.g. initial balances).
+    pub fn inferred(acct: Acct) -> Self {
+        Self {
+            acct,
+            subaccount_given: acct.subaccount != DEFAULT_SUBACCOUNT,
+        }
+    }
+
+    /// ICRC-3 form: `Array [Blob owner, Blob subaccount]`, the subaccount present when the
+    /// caller gave one (even the default one) or it is not the default.
+    pub fn to_value(&self) -> Value {
+        let mut parts = vec![Value::blob(self.acct.owner.as_slice())];
+        if self.subaccount_given || self.acct.subaccount != DEFAULT_SUBACCOUNT {
+            parts.push(Value::blob(self.acct.subaccount.to_vec()));
         }
         Value::Array(parts)
+    }
+}
+
+impl From<Acct> for Party {
+    fn from(acct: Acct) -> Self {
+        Party::inferred(acct)
     }
 }
 

@@ -6,7 +6,7 @@
 //! (`created_at_time`), `fee` (as given), `expected_allowance`, `expires_at`. Optional
 //! arguments the caller left out are left out of `tx`.
 
-use crate::account::Acct;
+use crate::account::Party;
 use crate::hash::{hash_value, Hash};
 use crate::types::{BlockType, Value};
 use candid::Nat;
@@ -75,13 +75,15 @@ pub fn supported_block_types() -> Vec<BlockType> {
         .collect()
 }
 
-/// A transaction as the caller determined it (after account normalization).
+/// A transaction as the caller determined it (accounts normalized, with whether each
+/// subaccount was given).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tx {
     pub kind: Kind,
-    pub from: Option<Acct>,
-    pub to: Option<Acct>,
-    pub spender: Option<Acct>,
+    /// The accounts as the caller gave them (see [`Party`]).
+    pub from: Option<Party>,
+    pub to: Option<Party>,
+    pub spender: Option<Party>,
     pub amount: Nat,
     /// The fee exactly as the caller gave it.
     pub fee: Option<Nat>,
@@ -161,8 +163,10 @@ mod tests {
     use super::*;
     use candid::Principal;
 
-    fn acct(n: u8) -> Acct {
-        Acct::default_of(Principal::from_slice(&[n; 10]))
+    use crate::account::{Acct, DEFAULT_SUBACCOUNT};
+
+    fn acct(n: u8) -> Party {
+        Acct::default_of(Principal::from_slice(&[n; 10])).into()
     }
 
     fn transfer() -> Tx {
@@ -260,6 +264,32 @@ mod tests {
             ..transfer()
         };
         assert_ne!(a.dedup_key(), c.dedup_key());
+    }
+
+    #[test]
+    fn a_default_subaccount_given_is_written_and_is_another_transaction() {
+        let a = transfer();
+        let given = Party::given(acct(2).acct, Some(&DEFAULT_SUBACCOUNT));
+        let b = Tx {
+            to: Some(given),
+            ..transfer()
+        };
+        assert_eq!(
+            b.to_value().get("to"),
+            Some(&Value::Array(vec![
+                Value::blob(vec![2u8; 10]),
+                Value::blob(DEFAULT_SUBACCOUNT.to_vec())
+            ]))
+        );
+        assert_eq!(
+            a.to_value().get("to"),
+            Some(&Value::Array(vec![Value::blob(vec![2u8; 10])]))
+        );
+        assert_ne!(
+            a.dedup_key(),
+            b.dedup_key(),
+            "null and 32 zero bytes are two calls"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Every method checks all its preconditions before it writes anything, so an error leaves
 //! the state untouched.
 
-use crate::account::Acct;
+use crate::account::{Acct, Party};
 use crate::block::{build_block, Kind, Tx};
 use crate::dedup::{check_window, oldest_accepted};
 use crate::errors::{code, TxError};
@@ -144,7 +144,10 @@ impl<M: Memory> Ledger<M> {
             let tx = Tx {
                 kind: Kind::Mint,
                 from: None,
-                to: Some(to),
+                to: Some(Party::given(
+                    to,
+                    account.subaccount.as_deref().map(|s| &s[..]),
+                )),
                 spender: None,
                 amount: amount.clone(),
                 fee: None,
@@ -402,8 +405,10 @@ impl<M: Memory> Ledger<M> {
         }
         let tx = Tx {
             kind,
-            from: (kind != Kind::Mint).then_some(from),
-            to: (kind != Kind::Burn).then_some(to),
+            from: (kind != Kind::Mint)
+                .then(|| Party::given(from, arg.from_subaccount.as_deref().map(|s| &s[..]))),
+            to: (kind != Kind::Burn)
+                .then(|| Party::given(to, arg.to.subaccount.as_deref().map(|s| &s[..]))),
             spender: None,
             amount: arg.amount.clone(),
             fee: arg.fee.clone(),
@@ -473,9 +478,15 @@ impl<M: Memory> Ledger<M> {
         }
         let tx = Tx {
             kind: Kind::Approve,
-            from: Some(from),
+            from: Some(Party::given(
+                from,
+                arg.from_subaccount.as_deref().map(|s| &s[..]),
+            )),
             to: None,
-            spender: Some(spender),
+            spender: Some(Party::given(
+                spender,
+                arg.spender.subaccount.as_deref().map(|s| &s[..]),
+            )),
             amount: arg.amount.clone(),
             fee: arg.fee.clone(),
             memo: arg.memo.as_ref().map(|m| m.to_vec()),
@@ -549,9 +560,16 @@ impl<M: Memory> Ledger<M> {
         }
         let tx = Tx {
             kind,
-            from: Some(from),
-            to: (kind != Kind::Burn).then_some(to),
-            spender: Some(spender),
+            from: Some(Party::given(
+                from,
+                arg.from.subaccount.as_deref().map(|s| &s[..]),
+            )),
+            to: (kind != Kind::Burn)
+                .then(|| Party::given(to, arg.to.subaccount.as_deref().map(|s| &s[..]))),
+            spender: Some(Party::given(
+                spender,
+                arg.spender_subaccount.as_deref().map(|s| &s[..]),
+            )),
             amount: arg.amount.clone(),
             fee: arg.fee.clone(),
             memo: arg.memo.as_ref().map(|m| m.to_vec()),

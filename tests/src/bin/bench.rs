@@ -10,10 +10,11 @@ use test_ledger::types as lt;
 use tool_host_tests::backend::{Backend, BackendError, BackendExt, InstallMode};
 use tool_host_tests::check::{ApiOk, Check, Fail};
 use tool_host_tests::clients::InitArgs;
+use tool_host_tests::ledgers::LedgerKind;
 use tool_host_tests::local::LocalBackend;
 use tool_host_tests::pocketic::{PocketIcBackend, SERVER_ENV};
 use tool_host_tests::wasm::{self, Canister};
-use tool_host_tests::world::{account, World, DECIMALS, FEE, SYMBOL};
+use tool_host_tests::world::{account, World, TEST_DECIMALS, TEST_FEE};
 
 /// Set to skip the upgrade figures (filling 100 000 intents takes minutes) while iterating.
 const FLOWS_ONLY_ENV: &str = "BENCH_FLOWS_ONLY";
@@ -99,7 +100,7 @@ struct Costs {
 fn prepare_and_confirm(w: &mut World, amount: &str) -> Check<Costs> {
     let (host, ledger) = (w.host.0, w.ledger.0);
     let before = measured(w.b.canister_instructions(host))?;
-    let p = w.prepare_transfer(&format!("{amount} {SYMBOL}"))?;
+    let p = w.prepare_transfer(&w.amt(amount))?;
     let h0 = measured(w.b.canister_instructions(host))?;
     let l0 = measured(w.b.canister_instructions(ledger))?;
     let r = w.confirm_ok(p.id, &p.digest)?;
@@ -117,7 +118,7 @@ fn prepare_and_confirm(w: &mut World, amount: &str) -> Check<Costs> {
 }
 
 fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
-    let mut w = World::deploy(b)?;
+    let mut w = World::deploy(b, LedgerKind::Test)?;
     let (host, c) = (w.host.0, w.p.controller);
     // Nine more ledgers: ICRC-1 + ICRC-2 on ten canisters.
     let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
@@ -126,8 +127,8 @@ fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
         let init = lt::InitArgs {
             name: format!("Token {i}"),
             symbol: format!("TK{i}"),
-            decimals: DECIMALS,
-            fee: Nat::from(FEE),
+            decimals: TEST_DECIMALS,
+            fee: Nat::from(TEST_FEE),
             minting_account: account(w.p.minter),
             initial_balances: vec![],
         };
@@ -197,7 +198,7 @@ fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
 
     // An unknown outcome (the ledger rejects with code 4 without executing), then the timer's
     // reconciliation: a fresh call, a scan from the journaled log length, absent.
-    let p = w.prepare_transfer(&format!("2 {SYMBOL}"))?;
+    let p = w.prepare_transfer(&w.amt("2"))?;
     w.fault("icrc1_transfer", lt::Fault::Reject("bench".into()))?;
     let r = w.confirm_ok(p.id, &p.digest)?;
     if r.outcome.as_deref() != Some("unknown") {
@@ -228,9 +229,9 @@ fn upgrades(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
     let real = wasm::wasm(Canister::ToolHost)
         .map_err(Fail::Failed)?
         .to_vec();
-    let mut w = World::deploy_with(b, &bench)?;
+    let mut w = World::deploy_with(b, LedgerKind::Test, &bench)?;
     let (host, c) = (w.host.0, w.p.controller);
-    let p = w.prepare_transfer(&format!("1 {SYMBOL}"))?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
     w.confirm_ok(p.id, &p.digest)?;
     let upgrade_arg = candid::encode_args((None::<InitArgs>,)).expect("encodes");
     let mut filled = 0u64;

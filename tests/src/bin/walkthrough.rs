@@ -1,26 +1,18 @@
 //! The tool host end to end on the local IC host, with cargo alone (no dfx, no replica):
-//! `cargo run -q -p tool-host-tests --bin walkthrough`. It deploys the tool host and the test
-//! ledger and prints each step: deposit → prepare → consent message → confirm → outcome → balances.
+//! `cargo run -q -p tool-host-tests --bin walkthrough [-- --ledger test|cycles]`. It deploys the
+//! tool host and a ledger — the test ledger (default) or DFINITY's cycles ledger, whose amounts
+//! are TCYCLES — and prints each step: deposit → prepare → consent message → confirm → outcome →
+//! balances.
 
 use serde_json::Value;
 use std::process::ExitCode;
 use tool_host_engine::consent::ConsentMessage;
 use tool_host_tests::check::{ApiOk, Check, Fail};
 use tool_host_tests::clients::{confirm_args, consent_request, nat_u64};
+use tool_host_tests::ledgers::LedgerKind;
 use tool_host_tests::local::LocalBackend;
-use tool_host_tests::world::{account, structured, World, DECIMALS, SYMBOL};
-
-fn tokens(units: u64) -> String {
-    let d = DECIMALS as u32;
-    let whole = units / 10u64.pow(d);
-    let frac = format!("{:0width$}", units % 10u64.pow(d), width = d as usize);
-    let frac = frac.trim_end_matches('0');
-    if frac.is_empty() {
-        format!("{whole} {SYMBOL}")
-    } else {
-        format!("{whole}.{frac} {SYMBOL}")
-    }
-}
+use tool_host_tests::wasm::{CYCLES_DEPOSITOR_ENV, CYCLES_LEDGER_ENV};
+use tool_host_tests::world::{account, structured, World};
 
 fn step(n: u32, title: &str) {
     println!("\n── {n}. {title}");
@@ -30,15 +22,33 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-fn walk() -> Check {
-    step(1, "Deploy the tool host and a test ledger on the local IC host; register the ICRC packs and the ledger");
-    let mut w = World::deploy(Box::new(LocalBackend::new()))?;
+fn walk(kind: LedgerKind) -> Check {
+    step(
+        1,
+        &format!(
+            "Deploy the tool host and the {} on the local IC host; register the ICRC packs and the ledger",
+            kind.label()
+        ),
+    );
+    let mut w = World::deploy(Box::new(LocalBackend::new()), kind)?;
     let p = w.p;
+    let t = w.token.clone();
+    let tokens = |units: u64| t.show(units);
     println!("tool host  {}", w.host.0);
     println!(
-        "ledger     {} ({}, {} decimals)",
-        w.ledger.0, SYMBOL, DECIMALS
+        "ledger     {} ({} \"{}\", {} decimals, fee {})",
+        w.ledger.0,
+        t.symbol,
+        t.name,
+        t.decimals,
+        tokens(t.fee)
     );
+    if let Some(d) = w.depositor {
+        println!(
+            "depositor  {} (mints by depositing cycles it attaches to its call to `deposit`)",
+            d.0
+        );
+    }
     let targets = w
         .host
         .list_canisters(w.b.as_mut(), p.controller)?
@@ -68,9 +78,12 @@ fn walk() -> Check {
 
     step(
         4,
-        "The agent prepares a transfer of 1.5 TKA for the owner (nothing is sent)",
+        &format!(
+            "The agent prepares a transfer of 1.5 {} for the owner (nothing is sent)",
+            t.symbol
+        ),
     );
-    let input = w.transfer_input(&format!("1.5 {SYMBOL}"));
+    let input = w.transfer_input(&w.amt("1.5"));
     println!("input      {input}");
     let prepared = w.prepare("prepare_icrc1_transfer", &input)?;
     println!("preview    {}", pretty(&prepared.json["preview"]));
@@ -135,12 +148,49 @@ fn walk() -> Check {
         w.log_length()?
     );
     let fee = nat_u64(&w.ledger.fee(w.b.as_mut())?);
-    println!("\nDone: 1.5 {SYMBOL} moved from the owner's deposit account to the recipient, plus the fee of {}.", tokens(fee));
+    println!(
+        "\nDone: {} moved from the owner's deposit account to the recipient, plus the fee of {}.",
+        w.amt("1.5"),
+        tokens(fee)
+    );
     Ok(())
 }
 
+const USAGE: &str = "usage: walkthrough [--ledger test|cycles]";
+
 fn main() -> ExitCode {
-    match walk() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let kind = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => LedgerKind::Test,
+        ["--ledger", name] => match LedgerKind::parse(name) {
+            Some(k) => k,
+            None => {
+                eprintln!("unknown ledger `{name}`: test or cycles\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
+        ["--help" | "-h"] => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(why) = kind.available() {
+        eprintln!(
+            "walkthrough: {why} (set {CYCLES_LEDGER_ENV}, and {CYCLES_DEPOSITOR_ENV} if the \
+             depositor is elsewhere)"
+        );
+        return ExitCode::FAILURE;
+    }
+    match walk(kind) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("walkthrough failed: {e}");

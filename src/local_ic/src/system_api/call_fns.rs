@@ -3,6 +3,7 @@
 use wasmi::{Caller, Linker};
 
 use super::avail::*;
+use super::cost_env_fns::call_cost;
 use super::heap::{read_heap, read_principal, read_utf8, u128_of, R};
 use super::{contract, exec_for, Env, ExecState, NewCall, MAX_CALL_TIMEOUT_SECONDS, MAX_PAYLOAD};
 use crate::errors::RejectCode;
@@ -123,11 +124,17 @@ pub(super) fn define_calls(l: &mut Linker<Env>) {
         pending_call(exec, "call_perform")?;
         let queue_full =
             exec.outstanding_calls + exec.new_calls.len() >= exec.max_outstanding_calls;
-        if exec.fail_next_call_perform || queue_full {
+        let call = exec.pending_call.as_ref().expect("checked");
+        let cost = call_cost(call.method.len() as u64, call.arg.len() as u64);
+        // The attached cycles have already left the balance; the call's price must be covered
+        // by what is left, or the call is not made (as the spec says of a balance that would
+        // fall below what the call needs).
+        if exec.fail_next_call_perform || queue_full || exec.balance < cost {
             exec.fail_next_call_perform = false;
             exec.discard_pending_call();
             return Ok(RejectCode::SysTransient.as_u32() as i32);
         }
+        exec.balance -= cost;
         let call = exec.pending_call.take().expect("checked");
         exec.new_calls.push(call);
         Ok(0)

@@ -107,36 +107,33 @@ pub(super) fn define_canister(l: &mut Linker<Env>) {
         },
     )
     .unwrap();
-    // Certification is not simulated: no certificate is ever present.
+    // A certificate is present in non-replicated queries only (the host sets it there).
     l.func_wrap(
         "ic0",
         "data_certificate_present",
         |mut c: Caller<'_, Env>| -> R<i32> {
-            exec_for(&mut c, "data_certificate_present", ALL)?;
-            Ok(0)
+            let exec = exec_for(&mut c, "data_certificate_present", ALL)?;
+            Ok(i32::from(exec.data_certificate.is_some()))
         },
     )
     .unwrap();
-    fn no_certificate(_: &ExecState) -> R<&[u8]> {
-        Err(contract(
-            "no data certificate is present (the local IC host does not simulate certification)",
-        ))
+    fn certificate(e: &ExecState) -> R<&[u8]> {
+        e.data_certificate.as_deref().ok_or_else(|| {
+            contract(
+                "no data certificate is present (ic0.data_certificate_present returns 0: only a \
+                 query call's non-replicated execution has one)",
+            )
+        })
     }
     l.func_wrap("ic0", "data_certificate_size", |mut c: Caller<'_, Env>| {
-        blob_size(&mut c, "data_certificate_size", NRQ, no_certificate)
+        blob_size(&mut c, "data_certificate_size", NRQ, certificate)
     })
     .unwrap();
     l.func_wrap(
         "ic0",
         "data_certificate_copy",
         |mut c: Caller<'_, Env>, d: i32, o: i32, s: i32| {
-            blob_copy(
-                &mut c,
-                "data_certificate_copy",
-                NRQ,
-                (d, o, s),
-                no_certificate,
-            )
+            blob_copy(&mut c, "data_certificate_copy", NRQ, (d, o, s), certificate)
         },
     )
     .unwrap();

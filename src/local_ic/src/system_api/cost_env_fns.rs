@@ -46,16 +46,25 @@ fn threshold_cost(
     Ok(0)
 }
 
-/// Cost functions report plausible prices (13-node application subnet); the host
-/// never charges them.
+/// What a call costs the caller (13-node application subnet): 260 000 cycles plus 1 000 per byte
+/// of method name and argument. `ic0.cost_call` reports it and `ic0.call_perform` charges it.
+pub(crate) fn call_cost(method_len: u64, payload_len: u64) -> u128 {
+    260_000 + 1_000 * (u128::from(method_len) + u128::from(payload_len))
+}
+
+/// Cost functions report plausible prices (13-node application subnet); only `cost_call` is
+/// charged (by `ic0.call_perform`), the others are never charged.
 pub(super) fn define_costs(l: &mut Linker<Env>) {
     l.func_wrap(
         "ic0",
         "cost_call",
         |mut c: Caller<'_, Env>, method_len: i64, payload_len: i64, dst: i32| {
             exec_for(&mut c, "cost_call", ALL_S)?;
-            let bytes = u128::from(method_len as u64) + u128::from(payload_len as u64);
-            write_u128(&mut c, dst, 260_000 + 1_000 * bytes)
+            write_u128(
+                &mut c,
+                dst,
+                call_cost(method_len as u64, payload_len as u64),
+            )
         },
     )
     .unwrap();

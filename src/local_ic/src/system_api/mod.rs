@@ -224,6 +224,8 @@ pub(crate) struct ExecState {
     pub global_timer: u64,
     pub global_timer_changed: bool,
     pub certified_data: Option<Vec<u8>>,
+    /// The data certificate (non-replicated queries only, see `certificate.rs`).
+    pub data_certificate: Option<Vec<u8>>,
     pub accepted_message: bool,
     /// Instructions already spent in this call context by earlier executions.
     pub call_context_instructions: u64,
@@ -262,6 +264,7 @@ impl ExecState {
             global_timer: 0,
             global_timer_changed: false,
             certified_data: None,
+            data_certificate: None,
             accepted_message: false,
             call_context_instructions: 0,
             fuel_limit,

@@ -174,3 +174,35 @@ fn approve_and_transfer_from_deduplicate_too() {
         Err(TxError::CreatedInFuture { ledger_time: T0 })
     );
 }
+
+/// `null` and 32 zero bytes name one account but two transactions (the ICRC-1 conformance
+/// suite's `icrc1:tx_deduplication` checks it; DFINITY's ledgers agree): both execute, credit
+/// the same balance, and the second block writes the zero subaccount.
+#[test]
+fn a_default_subaccount_given_is_not_a_duplicate_of_null() {
+    let mut l = ledger();
+    let bob0 = balance(&l, bob());
+    let first = l.transfer(alice(), &stamped(T0), T0).unwrap();
+    let explicit = TransferArg {
+        to: Account {
+            owner: bob(),
+            subaccount: Some(ByteBuf::from(vec![0; 32])),
+        },
+        ..stamped(T0)
+    };
+    let second = l.transfer(alice(), &explicit, T0).unwrap();
+    assert_eq!(second, first + 1);
+    assert_eq!(balance(&l, bob()), bob0 + nat(20));
+    // From the caller's side too: `from_subaccount = opt (32 zero bytes)`.
+    let from_zero = TransferArg {
+        from_subaccount: Some(ByteBuf::from(vec![0; 32])),
+        ..stamped(T0)
+    };
+    assert_eq!(l.transfer(alice(), &from_zero, T0).unwrap(), second + 1);
+    assert_eq!(
+        l.transfer(alice(), &explicit, T0),
+        Err(TxError::Duplicate {
+            duplicate_of: second
+        })
+    );
+}
