@@ -312,7 +312,21 @@ fn upgrade_every_state(w: &mut World) -> Check {
         .collect::<Check<_>>()?;
     let (host, controller) = (w.host.0, w.p.controller);
     let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
-    let arg = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    // A send is in flight: a plain upgrade is refused (the old code keeps running); forced,
+    // it goes ahead and that send's outcome becomes unknown.
+    let plain = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    match w
+        .b
+        .install(host, wasm, plain, InstallMode::Upgrade, controller)
+    {
+        Err(e) => ensure!(e.to_string().contains("upgrade refused"), "{e}"),
+        Ok(()) => fail!("an upgrade with a send in flight was not refused"),
+    }
+    let force = InitArgs {
+        force: Some(true),
+        ..Default::default()
+    };
+    let arg = candid::encode_args((Some(force),)).expect("encodes");
     w.b.install(host, wasm, arg, InstallMode::Upgrade, controller)?;
     for (old, id) in before.iter().zip([open.id, done.id, unknown.id]) {
         ensure_eq!(&w.intent(id)?, old, "intent {id} is unchanged");

@@ -203,6 +203,7 @@ fn value_nat(v: Option<&Value>) -> Option<BigUint> {
     match v? {
         Value::Nat(n) => Some(n.0.clone()),
         Value::Int(i) => i.0.to_biguint(),
+        Value::Nat64(n) => Some(BigUint::from(*n)),
         _ => None,
     }
 }

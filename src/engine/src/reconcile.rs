@@ -31,6 +31,9 @@ pub mod icrc3 {
         Int(Int),
         Array(Vec<Value>),
         Map(Vec<(String, Value)>),
+        /// Not in ICRC-3's `Value`, but in the cycles ledger's (which never writes it): read, so
+        /// that a ledger that did would not make a whole page undecodable.
+        Nat64(u64),
     }
 
     impl Value {

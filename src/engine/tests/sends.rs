@@ -209,8 +209,19 @@ fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
         expires_at: i.expires_at,
         settled_at: None,
         attempts: vec![
-            v1::Attempt { at: T0, digest: i.digest, result: AttemptResult::Rejected { code: 6, message: "lost".into() } },
-            v1::Attempt { at: T0, digest: i.digest, result: AttemptResult::Pending },
+            v1::Attempt {
+                at: T0,
+                digest: i.digest,
+                result: AttemptResult::Rejected {
+                    code: 6,
+                    message: "lost".into(),
+                },
+            },
+            v1::Attempt {
+                at: T0,
+                digest: i.digest,
+                result: AttemptResult::Pending,
+            },
         ],
         generation: 0,
         retry_same: 0,
@@ -249,5 +260,10 @@ fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 0"));
     // Upgraded again, the retired journal is empty and stays so.
     w.upgrade();
-    assert!(w.state.borrow().in_flight_v1.as_ref().is_none_or(|m| m.is_empty()));
+    assert!(w
+        .state
+        .borrow()
+        .in_flight_v1
+        .as_ref()
+        .is_none_or(|m| m.is_empty()));
 }
