@@ -52,6 +52,7 @@ const AN: &str = "ANONYMOUS";
 const IN: &str = "ingress";
 const OK: &str = "ok";
 const NF: &str = "NOT_FOUND";
+const IU: &str = "IN_USE";
 
 // anonymous, stranger, other_agent, agent, admin, controller, owner
 const USER_UPDATE: [&str; 7] = [IN, OK, OK, OK, OK, OK, OK];
@@ -59,6 +60,7 @@ const USER_QUERY: [&str; 7] = [AN, OK, OK, OK, OK, OK, OK];
 const ADMIN_UPDATE: [&str; 7] = [IN, NA, NA, NA, OK, OK, NA];
 const ADMIN_QUERY: [&str; 7] = [AN, NA, NA, NA, OK, OK, NA];
 const ADMIN_NOT_FOUND: [&str; 7] = [IN, NA, NA, NA, NF, NF, NA];
+const ADMIN_IN_USE: [&str; 7] = [IN, NA, NA, NA, IU, IU, NA];
 const CONTROLLER_UPDATE: [&str; 7] = [IN, NA, NA, NA, NA, OK, NA];
 const OWNER_UPDATE: [&str; 7] = [IN, NO, NO, NO, NO, NO, OK];
 const OWNER_READ: [&str; 7] = [AN, NA, NA, OK, OK, OK, OK];
@@ -227,8 +229,9 @@ fn matrix(w: &mut World) -> Check {
             }),
         ),
         (
-            "register_form (again)",
-            ADMIN_UPDATE,
+            // Intents x and y use its tools: replacing it is refused, for every role.
+            "register_form (replacing a form in use)",
+            ADMIN_IN_USE,
             Box::new(|w, c| got(h.register_form(w.b(), c, "icrc1", ICRC1_FORM))),
         ),
         (

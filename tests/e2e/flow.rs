@@ -6,7 +6,7 @@
 use crate::Scenario;
 use candid::Principal;
 use serde_json::Value;
-use tool_host_engine::consent::ConsentMessage;
+use tool_host_engine::consent::{ConsentMessage, Icrc21Error};
 use tool_host_tests::check::{refused, ApiOk, Check};
 use tool_host_tests::clients::{confirm_args, consent_request};
 use tool_host_tests::ledgers::LedgerKind;
@@ -234,9 +234,31 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
         consent.is_ok(),
         "a commit with a digest has a consent message: {consent:?}"
     );
-    let decline_arg =
-        candid::encode_one(tool_host_engine::types::DeclineArgs { intent_id: own.id })
-            .expect("encodes");
+    // Without the digest nobody (the anonymous caller included) learns anything of the intent.
+    let blind_arg = candid::encode_one(tool_host_engine::types::DeclineArgs {
+        intent_id: own.id,
+        digest: None,
+    })
+    .expect("encodes");
+    match w.host.consent_message(
+        w.b.as_mut(),
+        Principal::anonymous(),
+        consent_request("decline", blind_arg, false),
+    )? {
+        Err(Icrc21Error::ConsentMessageUnavailable(e)) => {
+            ensure!(
+                !e.description.contains(&own.id.to_string()),
+                "{}",
+                e.description
+            )
+        }
+        other => fail!("a decline consent message without the digest: {other:?}"),
+    }
+    let decline_arg = candid::encode_one(tool_host_engine::types::DeclineArgs {
+        intent_id: own.id,
+        digest: Some(serde_bytes::ByteBuf::from(own.digest.clone())),
+    })
+    .expect("encodes");
     match w.host.consent_message(
         w.b.as_mut(),
         p.owner,

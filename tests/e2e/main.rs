@@ -19,6 +19,7 @@
 //! ```
 
 mod auth;
+mod custody;
 mod flow;
 mod icrc2;
 mod inputs;
@@ -89,6 +90,7 @@ fn scenarios() -> Vec<Scenario> {
     all.extend(timers::scenarios());
     all.extend(icrc2::scenarios());
     all.extend(auth::scenarios());
+    all.extend(custody::scenarios());
     all.extend(inputs::scenarios());
     all.extend(peers::scenarios());
     all

@@ -65,7 +65,10 @@ fn decline_while_confirm_in_flight(w: &mut World) -> Check {
         host,
         owner,
         "decline",
-        (tool_host_engine::types::DeclineArgs { intent_id: p.id },),
+        (tool_host_engine::types::DeclineArgs {
+            intent_id: p.id,
+            digest: None,
+        },),
     )?;
     let (c,): (Result<ToolResult, ApiError>,) = decode("confirm", &w.b.await_reply(confirm)?)?;
     let (d,): (Result<ToolResult, ApiError>,) = decode("decline", &w.b.await_reply(decline)?)?;

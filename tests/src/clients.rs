@@ -66,8 +66,16 @@ impl ToolHost {
         caller: Principal,
         intent_id: u64,
     ) -> Result<Api<ToolResult>> {
-        b.update_typed(self.0, caller, "decline", (DeclineArgs { intent_id },))
-            .map(|(r,)| r)
+        b.update_typed(
+            self.0,
+            caller,
+            "decline",
+            (DeclineArgs {
+                intent_id,
+                digest: None,
+            },),
+        )
+        .map(|(r,)| r)
     }
 
     pub fn get_intent(
@@ -187,6 +195,7 @@ impl ToolHost {
             id,
             label: label.map(str::to_string),
             forms: forms.iter().map(|f| f.to_string()).collect(),
+            owner: None,
         };
         b.update_typed(self.0, caller, "register_canister", (args,))
             .map(|(r,)| r)

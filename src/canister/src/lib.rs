@@ -216,7 +216,12 @@ async fn confirm(args: ConfirmArgs) -> Result<ToolResult, ApiError> {
 
 #[update]
 fn decline(args: DeclineArgs) -> Result<ToolResult, ApiError> {
-    send::decline(&Ic, caller(), args.intent_id)
+    send::decline(
+        &Ic,
+        caller(),
+        args.intent_id,
+        args.digest.as_ref().map(|d| d.as_slice()),
+    )
 }
 
 #[query]

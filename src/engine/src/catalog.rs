@@ -26,6 +26,11 @@ pub struct Catalog {
     pub canisters: Rc<Vec<Canister>>,
     /// The targets that keep an ICRC-3 log (a send journals their log length first).
     pub icrc3: std::collections::BTreeSet<Principal>,
+    /// Targets registered for a single owner, and that owner.
+    pub single_owner: BTreeMap<Principal, Principal>,
+    /// Prepare tools with no position bound to the owner (and no custody rule of the engine):
+    /// offered only on single-owner targets. Tool → (its form, why not elsewhere).
+    pub unbound: BTreeMap<String, (String, String)>,
     /// `list_tools`'s answer, serialized once.
     pub definitions_json: String,
 }
@@ -44,6 +49,37 @@ impl Catalog {
     pub fn canister(&self, id: &Principal) -> Option<&Canister> {
         self.canisters.iter().find(|c| &c.id == id)
     }
+}
+
+/// Whether a plan fills some position from the owner (`auto: owner:*`), at any depth: then the
+/// target can tell whose funds or data a call is about.
+pub fn binds_owner(plan: &ToolPlan) -> bool {
+    use tool_host_core::form::Auto;
+    use tool_host_core::plan::{ArgPlan, Fill, Reader, Slot};
+    fn slot(s: &Slot, plan: &ToolPlan) -> bool {
+        match &s.fill {
+            Fill::Auto(Auto::From(src)) => src.starts_with("owner:"),
+            Fill::Param(i) => plan.params.get(*i).is_some_and(|p| reader(&p.reader, plan)),
+            _ => false,
+        }
+    }
+    fn reader(r: &Reader, plan: &ToolPlan) -> bool {
+        match r {
+            Reader::Host(s) => slot(s, plan),
+            Reader::Named { inner, .. } | Reader::Opt(inner) => reader(inner, plan),
+            Reader::Vec { elem, .. } => reader(elem, plan),
+            Reader::Record(fs) | Reader::Variant(fs) => fs.iter().any(|(_, r)| reader(r, plan)),
+            _ => false,
+        }
+    }
+    fn arg(a: &ArgPlan, plan: &ToolPlan) -> bool {
+        match a {
+            ArgPlan::Fields(slots) => slots.iter().any(|s| slot(s, plan)),
+            ArgPlan::Whole(s) => slot(s, plan),
+            ArgPlan::Case { payload, .. } => arg(payload, plan),
+        }
+    }
+    plan.args.iter().any(|a| arg(a, plan))
 }
 
 /// A tool of the catalog: shares the plans rather than copying one.
@@ -98,7 +134,41 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
             target_canister(id, &t)
         })
         .collect();
-    let plans = build_tool_plans(&forms);
+    let mut plans = build_tool_plans(&forms);
+    let single_owner: BTreeMap<Principal, Principal> = state
+        .targets
+        .iter()
+        .filter_map(|e| {
+            let (id, t) = e.into_pair();
+            t.owner.map(|o| (id, o))
+        })
+        .collect();
+    // A prepare tool that binds no position to the owner, on a target shared by several
+    // owners, would let any of them act with the tool host's authority over the others' funds:
+    // it is offered only where a target of its form is registered for a single owner.
+    let mut unbound = BTreeMap::new();
+    let unbound_tools: Vec<(String, String)> = plans
+        .plans
+        .values()
+        .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
+        .filter(|p| !crate::custody::covers(&p.method) && !binds_owner(p))
+        .map(|p| (p.name.clone(), p.form.id.clone()))
+        .collect();
+    for (name, form) in unbound_tools {
+        let reason = "no position binds the owner (auto: owner:*), so the target could not tell the tool host's owners apart; offered only on a canister registered for a single owner".to_string();
+        let on_single = canisters
+            .iter()
+            .any(|c| c.applies_to(&form) && single_owner.contains_key(&c.id));
+        if !on_single {
+            if let Some(p) = plans.plans.remove(&name) {
+                plans.skipped.push(tool_host_core::plan::Skip {
+                    method: p.method.clone(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        unbound.insert(name, (form, reason));
+    }
     let types = plans
         .plans
         .iter()
@@ -118,6 +188,8 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
         plans: Arc::new(plans),
         canisters: Rc::new(canisters),
         icrc3,
+        single_owner,
+        unbound,
         definitions_json,
     }
 }

@@ -117,7 +117,7 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
             let a: DeclineArgs = candid::decode_one(&req.arg).map_err(|e| {
                 unsupported(format!("the argument of decline does not decode: {e}"))
             })?;
-            (Action::Decline, a.intent_id, None)
+            (Action::Decline, a.intent_id, a.digest.map(|d| d.into_vec()))
         }
         "call_tool" => {
             let a: CallToolArgs = candid::decode_one(&req.arg).map_err(|e| {
@@ -135,12 +135,17 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
                 .as_str()
                 .and_then(|s| s.trim().parse().ok())
                 .ok_or_else(|| unsupported("the commit input has no preview_id"))?;
-            let digest = input["digest"]
-                .as_str()
-                .and_then(|d| hex::decode(d.trim()).ok())
-                .ok_or_else(|| {
-                    unsupported("a commit without a digest only asks the owner; it sends nothing")
-                })?;
+            let digest =
+                input["digest"]
+                    .as_str()
+                    .and_then(|d| hex::decode(d.trim()).ok())
+                    .ok_or_else(|| {
+                        Icrc21Error::ConsentMessageUnavailable(ErrorInfo {
+                            description:
+                                "a commit without a digest only asks the owner; it sends nothing"
+                                    .into(),
+                        })
+                    })?;
             (Action::Confirm, id, Some(digest))
         }
         other => {
@@ -149,16 +154,16 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
             )))
         }
     };
+    // Only for the intent's current digest: without it (or for an intent that does not exist,
+    // answered alike) nothing about any intent is said, to anyone.
     let intent = rt
         .with_state(|s| s.intents.get(&id))
-        .ok_or_else(|| unsupported(format!("no intent {id}")))?;
-    if let Some(d) = &digest {
-        if d.as_slice() != intent.digest {
-            return Err(unsupported(format!(
-                "the digest does not match intent {id}'s current preview"
-            )));
-        }
-    }
+        .filter(|i| digest.as_deref() == Some(i.digest.as_slice()))
+        .ok_or_else(|| {
+            Icrc21Error::ConsentMessageUnavailable(ErrorInfo {
+                description: "a consent message is given only for an intent's current digest (the digest of its preview's bytes, in the call's argument)".into(),
+            })
+        })?;
     if matches!(action, Action::Confirm) && !matches!(intent.status, Status::Open | Status::Unknown)
     {
         return Err(Icrc21Error::ConsentMessageUnavailable(ErrorInfo {

@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod catalog;
 pub mod consent;
+pub mod custody;
 pub mod errors;
 pub mod lifecycle;
 pub mod matching;

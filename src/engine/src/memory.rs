@@ -27,8 +27,14 @@ pub const IN_FLIGHT: MemoryId = MemoryId::new(11);
 /// once handed out (sent, declined or expired) is never handed out again.
 pub const STAMP_FLOORS: MemoryId = MemoryId::new(12);
 
+/// ("form \0 canister \0 tool", intent id) for intents not settled: which forms, canisters and
+/// tools are in use (registration changes that would orphan them are refused).
+pub const OPEN_USES: MemoryId = MemoryId::new(13);
+/// owner → intents kept (open and settled), for the per-owner bound.
+pub const OWNER_TOTALS: MemoryId = MemoryId::new(14);
+
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 13] = [
+pub const ALL: [MemoryId; 15] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -42,4 +48,6 @@ pub const ALL: [MemoryId; 13] = [
     IN_FLIGHT_V1,
     IN_FLIGHT,
     STAMP_FLOORS,
+    OPEN_USES,
+    OWNER_TOTALS,
 ];

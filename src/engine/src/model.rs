@@ -66,6 +66,53 @@ pub struct Limits {
     pub refs_refresh_seconds: u64,
     /// The deadline of a bounded-wait call to a target canister.
     pub call_timeout_seconds: u32,
+    /// Intents the host keeps, open and settled, all owners together.
+    pub max_intents: u64,
+    /// Intents one owner keeps, open and settled (settled ones leave with the retention).
+    pub max_intents_per_owner: u32,
+    /// Bytes of stored tool inputs (canonical JSON), all intents together.
+    pub max_stored_input_bytes: u64,
+    /// Read tool calls one owner makes in a minute.
+    pub max_reads_per_owner_per_minute: u32,
+    /// Agent authorizations, all owners together.
+    pub max_agents_total: u64,
+}
+
+/// The first layout of the limits (in version 1 of the config).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitsV1 {
+    pub max_open_intents_per_owner: u32,
+    pub max_agents_per_owner: u32,
+    pub max_forms: u32,
+    pub max_canisters: u32,
+    pub max_form_bytes: u32,
+    pub max_input_bytes: u32,
+    pub preview_ttl_seconds: u64,
+    pub retention_seconds: u64,
+    pub reconcile_delay_seconds: u64,
+    pub refs_refresh_seconds: u64,
+    pub call_timeout_seconds: u32,
+}
+
+impl From<LimitsV1> for Limits {
+    fn from(o: LimitsV1) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_open_intents_per_owner: o.max_open_intents_per_owner,
+            max_agents_per_owner: o.max_agents_per_owner,
+            max_forms: o.max_forms,
+            max_canisters: o.max_canisters,
+            max_form_bytes: o.max_form_bytes,
+            max_input_bytes: o.max_input_bytes,
+            preview_ttl_seconds: o.preview_ttl_seconds,
+            retention_seconds: o.retention_seconds,
+            reconcile_delay_seconds: o.reconcile_delay_seconds,
+            refs_refresh_seconds: o.refs_refresh_seconds,
+            call_timeout_seconds: o.call_timeout_seconds,
+            max_intents_per_owner: d.max_intents_per_owner.max(o.max_open_intents_per_owner),
+            ..d
+        }
+    }
 }
 
 impl Default for Limits {
@@ -82,6 +129,11 @@ impl Default for Limits {
             reconcile_delay_seconds: 10,
             refs_refresh_seconds: 6 * 3_600,
             call_timeout_seconds: 60,
+            max_intents: 100_000,
+            max_intents_per_owner: 200,
+            max_stored_input_bytes: 256 * 1024 * 1024,
+            max_reads_per_owner_per_minute: 60,
+            max_agents_total: 100_000,
         }
     }
 }
@@ -95,8 +147,45 @@ pub struct Config {
     pub catalog_revision: u64,
     /// When the next refs refresh is scheduled (one at a time).
     pub refresh_at: Option<u64>,
+    /// Bytes of the tool inputs of the intents kept (counted from version 2 of this record on).
+    pub stored_input_bytes: u64,
 }
-versioned!(Config, 1, "config");
+
+impl Storable for Config {
+    fn to_bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(encode(2, self))
+    }
+    fn into_bytes(self) -> Vec<u8> {
+        encode(2, &self)
+    }
+    fn from_bytes(bytes: Cow<[u8]>) -> Self {
+        match bytes.first() {
+            Some(1) => {
+                let o: ConfigV1 = decode(&bytes, "config", 1);
+                Config {
+                    next_intent_id: o.next_intent_id,
+                    limits: o.limits.into(),
+                    catalog_revision: o.catalog_revision,
+                    refresh_at: o.refresh_at,
+                    // Inputs stored before are not counted; they leave with their retention.
+                    stored_input_bytes: 0,
+                }
+            }
+            _ => decode(&bytes, "config", 2),
+        }
+    }
+    const BOUND: Bound = Bound::Unbounded;
+}
+
+/// The first layout of the config.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigV1 {
+    pub next_intent_id: u64,
+    pub limits: LimitsV1,
+    pub catalog_revision: u64,
+    pub refresh_at: Option<u64>,
+}
+versioned!(ConfigV1, 1, "config");
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredForm {
@@ -106,7 +195,8 @@ pub struct StoredForm {
 }
 versioned!(StoredForm, 1, "form");
 
-/// A target canister: its label, the forms that apply to it, and its refs.
+/// A target canister: its label, the forms that apply to it, its refs, and the one owner it
+/// is registered for, if any.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     pub label: Option<String>,
@@ -118,8 +208,52 @@ pub struct Target {
     /// The canister lists ICRC-3: unknown outcomes are reconciled from its blocks.
     pub icrc3: bool,
     pub registered_at: u64,
+    /// Registered for this owner alone: only it may use the canister's tools, and update
+    /// methods with no position bound to the owner are offered (the canister cannot tell the
+    /// tool host's owners apart, but there is only one).
+    pub owner: Option<Principal>,
 }
-versioned!(Target, 1, "target");
+
+impl Storable for Target {
+    fn to_bytes(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(encode(2, self))
+    }
+    fn into_bytes(self) -> Vec<u8> {
+        encode(2, &self)
+    }
+    fn from_bytes(bytes: Cow<[u8]>) -> Self {
+        match bytes.first() {
+            Some(1) => {
+                let o: TargetV1 = decode(&bytes, "target", 1);
+                Target {
+                    label: o.label,
+                    forms: o.forms,
+                    refs_json: o.refs_json,
+                    refs_updated_at: o.refs_updated_at,
+                    refs_error: o.refs_error,
+                    icrc3: o.icrc3,
+                    registered_at: o.registered_at,
+                    owner: None,
+                }
+            }
+            _ => decode(&bytes, "target", 2),
+        }
+    }
+    const BOUND: Bound = Bound::Unbounded;
+}
+
+/// The first layout of a target (shared by every owner).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetV1 {
+    pub label: Option<String>,
+    pub forms: Vec<String>,
+    pub refs_json: String,
+    pub refs_updated_at: Option<u64>,
+    pub refs_error: Option<String>,
+    pub icrc3: bool,
+    pub registered_at: u64,
+}
+versioned!(TargetV1, 1, "target");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
@@ -485,10 +619,57 @@ mod tests {
             limits: Limits::default(),
             catalog_revision: 3,
             refresh_at: None,
+            stored_input_bytes: 9,
         };
         let bytes = c.to_bytes().into_owned();
-        assert_eq!(bytes[0], 1);
+        assert_eq!(bytes[0], 2);
         assert_eq!(Config::from_bytes(Cow::Owned(bytes)), c);
+    }
+
+    #[test]
+    fn a_version_1_config_reads_with_the_new_limits_defaulted() {
+        let d = Limits::default();
+        let old = ConfigV1 {
+            next_intent_id: 5,
+            limits: LimitsV1 {
+                max_open_intents_per_owner: d.max_open_intents_per_owner,
+                max_agents_per_owner: 3,
+                max_forms: d.max_forms,
+                max_canisters: d.max_canisters,
+                max_form_bytes: d.max_form_bytes,
+                max_input_bytes: d.max_input_bytes,
+                preview_ttl_seconds: 120,
+                retention_seconds: d.retention_seconds,
+                reconcile_delay_seconds: d.reconcile_delay_seconds,
+                refs_refresh_seconds: d.refs_refresh_seconds,
+                call_timeout_seconds: d.call_timeout_seconds,
+            },
+            catalog_revision: 2,
+            refresh_at: Some(1),
+        };
+        let bytes = old.to_bytes().into_owned();
+        assert_eq!(bytes[0], 1);
+        let c = Config::from_bytes(Cow::Owned(bytes));
+        assert_eq!(c.next_intent_id, 5);
+        assert_eq!(c.limits.max_agents_per_owner, 3);
+        assert_eq!(c.limits.preview_ttl_seconds, 120);
+        assert_eq!(c.limits.max_intents, d.max_intents);
+        assert_eq!(c.stored_input_bytes, 0);
+    }
+
+    #[test]
+    fn a_version_1_target_reads_as_shared() {
+        let old = TargetV1 {
+            label: Some("TKA".into()),
+            forms: vec!["icrc1".into()],
+            refs_json: "{}".into(),
+            refs_updated_at: None,
+            refs_error: None,
+            icrc3: true,
+            registered_at: 4,
+        };
+        let t = Target::from_bytes(Cow::Owned(old.to_bytes().into_owned()));
+        assert_eq!((t.owner, t.icrc3, t.forms.len()), (None, true, 1));
     }
 
     #[test]

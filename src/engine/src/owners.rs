@@ -40,6 +40,13 @@ pub fn authorize_agent<R: Runtime>(rt: &R, caller: Principal, agent: Principal) 
                 format!("an owner authorizes at most {max} agents"),
             ));
         }
+        let total = s.limits().max_agents_total;
+        if s.agents.len() >= total {
+            return Err(err(
+                LIMIT,
+                format!("the tool host keeps at most {total} agent authorizations"),
+            ));
+        }
         s.agents.insert((caller, agent), now);
         Ok(())
     })

@@ -72,7 +72,11 @@ pub fn register_form<R: Runtime>(
                 format!("the tool host keeps at most {} forms", limits.max_forms),
             ));
         }
-        s.forms.insert(
+        let used = s.open_uses_with(&format!("{}\0", args.id), IN_USE_NAMED);
+        if !used.is_empty() {
+            return Err(in_use(format!("form '{}'", args.id), &used));
+        }
+        let before = s.forms.insert(
             args.id.clone(),
             StoredForm {
                 json: args.json,
@@ -81,10 +85,70 @@ pub fn register_form<R: Runtime>(
             },
         );
         s.bump_catalog();
-        catalog::current(s);
+        if let Err(e) = check_uses(s) {
+            // Put back what was there: nothing changes.
+            match before {
+                Some(f) => s.forms.insert(args.id.clone(), f),
+                None => s.forms.remove(&args.id),
+            };
+            s.bump_catalog();
+            catalog::current(s);
+            return Err(e);
+        }
         Ok(())
     })?;
     Ok(info)
+}
+
+/// Intents not settled that use a form (or a form on a canister): `IN_USE` naming them.
+fn in_use(what: String, ids: &[u64]) -> ApiError {
+    let named: Vec<String> = ids.iter().map(u64::to_string).collect();
+    err(
+        IN_USE,
+        format!(
+            "{what} is used by intents that are not settled ({}{}); they keep their tools until each is confirmed, declined, expired or reconciled",
+            named.join(", "),
+            if ids.len() >= IN_USE_NAMED { ", ..." } else { "" }
+        ),
+    )
+}
+
+/// Intents named in an `IN_USE` refusal at most.
+const IN_USE_NAMED: usize = 10;
+
+/// After a registration change: every tool an intent not settled uses must still be offered,
+/// by the same form, on the same canister (a new form can also take a tool's name away).
+fn check_uses<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>) -> ApiResult<()> {
+    let uses = s.uses_in_use();
+    let cat = catalog::current(s);
+    let mut broken = None;
+    for k in &uses {
+        let mut parts = k.split('\0');
+        let (form, canister, tool) = (
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
+        let ok = cat.tool(tool).is_some_and(|t| t.plan().form.id == form)
+            && cat
+                .canisters
+                .iter()
+                .any(|c| c.id.to_text() == canister && c.applies_to(form));
+        if !ok {
+            broken = Some((k.clone(), tool.to_string()));
+            break;
+        }
+    }
+    match broken {
+        None => Ok(()),
+        Some((k, tool)) => {
+            let ids = s.open_uses_with(&k, IN_USE_NAMED);
+            Err(in_use(
+                format!("the tool {tool} (it would no longer be offered)"),
+                &ids,
+            ))
+        }
+    }
 }
 
 fn form_info(id: &str, form: &tool_host_core::form::Form, bytes: usize, at: u64) -> FormInfo {
@@ -121,6 +185,10 @@ pub fn remove_form<R: Runtime>(rt: &R, caller: Principal, id: String) -> ApiResu
             .filter(|e| e.value().forms.contains(&id))
             .map(|e| e.key().to_text())
             .collect();
+        let used = s.open_uses_with(&format!("{id}\0"), IN_USE_NAMED);
+        if !used.is_empty() {
+            return Err(in_use(format!("form '{id}'"), &used));
+        }
         if !users.is_empty() {
             return Err(err(
                 IN_USE,
@@ -178,6 +246,12 @@ pub async fn register_canister<R: Runtime>(
             return Err(err(INVALID_ARGUMENT, "a label has 1 to 32 characters"));
         }
     }
+    if args.owner == Some(Principal::anonymous()) {
+        return Err(err(
+            INVALID_ARGUMENT,
+            "the anonymous principal cannot own a canister's tools",
+        ));
+    }
     let limits = rt.with_state(|s| s.limits());
     rt.with_state(|s| {
         for f in &args.forms {
@@ -208,19 +282,46 @@ pub async fn register_canister<R: Runtime>(
             refs_updated_at: existing.as_ref().and_then(|t| t.refs_updated_at),
             refs_error: None,
             icrc3: existing.as_ref().is_some_and(|t| t.icrc3),
+            owner: args.owner,
             registered_at: existing
                 .as_ref()
                 .map(|t| t.registered_at)
                 .unwrap_or(rt.now()),
         };
+        if let Some(old) = &existing {
+            if old.owner != t.owner {
+                let used: Vec<u64> = old
+                    .forms
+                    .iter()
+                    .flat_map(|f| s.open_uses_with(&format!("{f}\0{}\0", args.id), IN_USE_NAMED))
+                    .take(IN_USE_NAMED)
+                    .collect();
+                if !used.is_empty() {
+                    return Err(in_use(
+                        format!("canister {} (its owner would change)", args.id),
+                        &used,
+                    ));
+                }
+            }
+        }
         s.targets.insert(args.id, t);
         s.bump_catalog();
+        if let Err(e) = check_uses(s) {
+            match existing {
+                Some(old) => s.targets.insert(args.id, old),
+                None => s.targets.remove(&args.id),
+            };
+            s.bump_catalog();
+            catalog::current(s);
+            return Err(e);
+        }
         Ok(())
     })?;
     refresh_target(rt, args.id).await;
     rt.with_state(|s| {
         catalog::current(s);
-        s.targets.get(&args.id).map(|t| target_view(args.id, &t))
+        let t = s.targets.get(&args.id)?;
+        Some(target_view(args.id, &t, catalog::current(s)))
     })
     .ok_or_else(|| {
         err(
@@ -236,18 +337,16 @@ pub fn remove_canister<R: Runtime>(rt: &R, caller: Principal, id: Principal) -> 
         if !s.targets.contains_key(&id) {
             return Err(err(NOT_FOUND, format!("no target canister {id}")));
         }
-        // Only intents not settled are in the key index; they still need the canister.
-        let busy = s
-            .intent_keys
+        // Intents not settled still need the canister: found through the uses index, one
+        // range read per form of the canister (bounded work, whatever the number of intents).
+        let forms = s.targets.get(&id).map(|t| t.forms).unwrap_or_default();
+        let used: Vec<u64> = forms
             .iter()
-            .filter_map(|e| s.intents.get(&e.value()))
-            .filter(|i| i.canister == id)
-            .count();
-        if busy > 0 {
-            return Err(err(
-                IN_USE,
-                format!("{busy} intents for {id} are not settled yet"),
-            ));
+            .flat_map(|f| s.open_uses_with(&format!("{f}\0{id}\0"), IN_USE_NAMED))
+            .take(IN_USE_NAMED)
+            .collect();
+        if !used.is_empty() {
+            return Err(in_use(format!("canister {id}"), &used));
         }
         s.targets.remove(&id);
         s.bump_catalog();
@@ -259,17 +358,28 @@ pub fn remove_canister<R: Runtime>(rt: &R, caller: Principal, id: Principal) -> 
 pub fn list_canisters<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<TargetView>> {
     auth::user(&caller)?;
     Ok(rt.with_state(|s| {
-        s.targets
+        let targets: Vec<(Principal, Target)> = s.targets.iter().map(|e| e.into_pair()).collect();
+        let cat = catalog::current(s);
+        targets
             .iter()
-            .map(|e| {
-                let (id, t) = e.into_pair();
-                target_view(id, &t)
-            })
+            .map(|(id, t)| target_view(*id, t, cat))
             .collect()
     }))
 }
 
-pub fn target_view(id: Principal, t: &Target) -> TargetView {
+pub fn target_view(id: Principal, t: &Target, cat: &catalog::Catalog) -> TargetView {
+    let skipped = if t.owner.is_some() {
+        vec![]
+    } else {
+        cat.unbound
+            .iter()
+            .filter(|(_, (form, _))| t.forms.contains(form))
+            .map(|(tool, (_, why))| SkipView {
+                method: tool.clone(),
+                reason: why.clone(),
+            })
+            .collect()
+    };
     TargetView {
         id,
         label: t.label.clone(),
@@ -278,6 +388,8 @@ pub fn target_view(id: Principal, t: &Target) -> TargetView {
         refs_updated_at: t.refs_updated_at,
         refs_error: t.refs_error.clone(),
         icrc3: t.icrc3,
+        owner: t.owner,
+        skipped,
     }
 }
 
@@ -300,9 +412,14 @@ pub async fn refresh_refs<R: Runtime>(
         refresh_target(rt, *id).await;
     }
     Ok(rt.with_state(|s| {
-        catalog::current(s);
-        ids.iter()
-            .filter_map(|id| s.targets.get(id).map(|t| target_view(*id, &t)))
+        let targets: Vec<(Principal, Target)> = ids
+            .iter()
+            .filter_map(|id| s.targets.get(id).map(|t| (*id, t)))
+            .collect();
+        let cat = catalog::current(s);
+        targets
+            .iter()
+            .map(|(id, t)| target_view(*id, t, cat))
             .collect()
     }))
 }
@@ -428,7 +545,7 @@ pub fn get_limits<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Limits> {
 
 pub fn set_limits<R: Runtime>(rt: &R, caller: Principal, l: Limits) -> ApiResult<Limits> {
     auth::admin(rt, &caller)?;
-    let checks: [(bool, &str); 9] = [
+    let checks: [(bool, &str); 14] = [
         ((1..=1000).contains(&l.max_open_intents_per_owner), "max_open_intents_per_owner is 1 to 1000"),
         ((1..=256).contains(&l.max_agents_per_owner), "max_agents_per_owner is 1 to 256"),
         ((1..=256).contains(&l.max_forms), "max_forms is 1 to 256"),
@@ -438,6 +555,11 @@ pub fn set_limits<R: Runtime>(rt: &R, caller: Principal, l: Limits) -> ApiResult
         (l.preview_ttl_seconds >= 60 && l.preview_ttl_seconds <= 7 * 86_400, "preview_ttl_seconds is 60 s to 7 days"),
         (l.retention_seconds >= 3_600 && l.reconcile_delay_seconds >= 1 && l.reconcile_delay_seconds <= 3_600 && l.refs_refresh_seconds >= 60, "retention_seconds ≥ 1 h, reconcile_delay_seconds 1 s to 1 h, refs_refresh_seconds ≥ 60 s"),
         ((1..=300).contains(&l.call_timeout_seconds), "call_timeout_seconds is 1 to 300"),
+        ((1_000..=10_000_000).contains(&l.max_intents), "max_intents is 1 000 to 10 000 000"),
+        ((l.max_open_intents_per_owner..=100_000).contains(&l.max_intents_per_owner), "max_intents_per_owner is max_open_intents_per_owner to 100 000"),
+        ((1 << 20..=64 << 30).contains(&l.max_stored_input_bytes), "max_stored_input_bytes is 1 MiB to 64 GiB"),
+        ((1..=10_000).contains(&l.max_reads_per_owner_per_minute), "max_reads_per_owner_per_minute is 1 to 10 000"),
+        ((1_000..=10_000_000).contains(&l.max_agents_total), "max_agents_total is 1 000 to 10 000 000"),
     ];
     if let Some((_, why)) = checks.iter().find(|(ok, _)| !ok) {
         return Err(err(INVALID_ARGUMENT, *why));

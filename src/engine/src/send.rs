@@ -97,6 +97,14 @@ pub async fn send<R: Runtime>(
         let cat = catalog::current(s);
         let tool = cat.tool(&i.tool).ok_or_else(|| err(NOT_FOUND, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
         let journal = i.has_stamp() && cat.icrc3.contains(&i.canister);
+        // Whose funds move, checked again on the exact bytes about to be sent.
+        if crate::custody::covers(&i.method) {
+            crate::custody::check(&i.method, &i.arg, i.owner)?;
+        } else {
+            let canisters = cat.canisters.clone();
+            crate::tools::recheck_bytes(tool.plan(), &tool.types, &canisters, &i)?;
+        }
+        crate::tools::target_access(s, &i.tool, i.canister, i.owner)?;
         let timeout = s.limits().call_timeout_seconds;
         i.before_send = Some(i.status);
         i.status = Status::InFlight;
@@ -580,7 +588,12 @@ fn current_bytes_sent(i: &Intent) -> bool {
 
 /// The owner's decline: settles an intent that was never sent; after a send it stays as it is
 /// (with `earlier_outcome: "unknown"` after an unknown outcome: the earlier send may have executed).
-pub fn decline<R: Runtime>(rt: &R, caller: Principal, id: u64) -> ApiResult<ToolResult> {
+pub fn decline<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    id: u64,
+    digest: Option<&[u8]>,
+) -> ApiResult<ToolResult> {
     auth::user(&caller)?;
     let now = rt.now();
     let r = rt.with_state(|s| {
@@ -593,6 +606,9 @@ pub fn decline<R: Runtime>(rt: &R, caller: Principal, id: u64) -> ApiResult<Tool
                 NOT_OWNER,
                 format!("only the owner of intent {id} declines it"),
             ));
+        }
+        if digest.is_some_and(|d| d != i.digest) {
+            return Err(err(DIGEST_MISMATCH, format!("the digest does not match intent {id}'s current preview; read the intent and decline what it shows")));
         }
         match i.status {
             Status::Done | Status::Settled => {

@@ -9,6 +9,68 @@ use ic_stable_structures::{Memory, StableBTreeMap, StableCell};
 
 pub type VM<M> = VirtualMemory<M>;
 
+fn intents_open_uses<M: Memory>(s: &State<M>) -> std::collections::BTreeSet<(String, u64)> {
+    s.intents
+        .iter()
+        .map(|e| e.value())
+        .filter(|i| !i.status.is_final())
+        .map(|i| (use_key(&i.form_id, &i.canister, &i.tool), i.id))
+        .collect()
+}
+
+/// An entry of the uses index: the use key's bytes, `0xff` (never in UTF-8), the intent id
+/// big-endian; so entries sort by use, then id, and a use's entries are one range.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UseEntry(Vec<u8>);
+
+impl UseEntry {
+    pub fn new(key: &str, id: u64) -> UseEntry {
+        let mut b = Vec::with_capacity(key.len() + 9);
+        b.extend_from_slice(key.as_bytes());
+        b.push(0xff);
+        b.extend_from_slice(&id.to_be_bytes());
+        UseEntry(b)
+    }
+    /// The first entry of any use starting with `prefix`.
+    fn start(prefix: &str) -> UseEntry {
+        UseEntry(prefix.as_bytes().to_vec())
+    }
+    /// An entry past every entry of use `key`.
+    fn after(key: &str) -> UseEntry {
+        let mut b = key.as_bytes().to_vec();
+        b.extend_from_slice(&[0xff; 10]);
+        UseEntry(b)
+    }
+    pub fn key(&self) -> &str {
+        std::str::from_utf8(&self.0[..self.0.len().saturating_sub(9)]).unwrap_or("")
+    }
+    pub fn id(&self) -> u64 {
+        let n = self.0.len();
+        u64::from_be_bytes(self.0[n.saturating_sub(8)..].try_into().unwrap_or([0; 8]))
+    }
+}
+
+impl ic_stable_structures::Storable for UseEntry {
+    fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Borrowed(&self.0)
+    }
+    fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+    fn from_bytes(bytes: std::borrow::Cow<[u8]>) -> Self {
+        UseEntry(bytes.into_owned())
+    }
+    const BOUND: ic_stable_structures::storable::Bound =
+        ic_stable_structures::storable::Bound::Unbounded;
+}
+
+/// What an intent not settled uses: its form, its canister and its tool, in one key whose
+/// prefixes (`form\0`, `form\0canister\0`) select the intents using a form, or a form on a
+/// canister (form ids, principals and tool names never contain `\0`).
+pub fn use_key(form: &str, canister: &Principal, tool: &str) -> String {
+    format!("{form}\0{canister}\0{tool}")
+}
+
 pub struct State<M: Memory> {
     pub config: StableCell<Config, VM<M>>,
     pub forms: StableBTreeMap<String, StoredForm, VM<M>>,
@@ -27,12 +89,19 @@ pub struct State<M: Memory> {
     pub in_flight_v1: Option<StableBTreeMap<u64, u64, VM<M>>>,
     /// (owner, identity) → the highest stamp handed out for those arguments.
     pub stamp_floors: StableBTreeMap<(Principal, [u8; 32]), u64, VM<M>>,
+    /// (use key, intent id) of intents not settled: see [`use_key`].
+    pub open_uses: StableBTreeMap<UseEntry, (), VM<M>>,
+    /// owner → intents kept.
+    pub owner_totals: StableBTreeMap<Principal, u32, VM<M>>,
     /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
     pub armed_at: Option<u64>,
     /// The earliest task scheduled since the timer was last armed (see `schedule::arm_new`).
     pub scheduled_since: Option<u64>,
+    /// Read tool calls per owner in the current minute: (minute, count). Heap only: a limit on
+    /// a rate, kept small (see `tools::count_read`).
+    pub reads: std::collections::BTreeMap<Principal, (u64, u32)>,
 }
 
 impl<M: Memory + Clone> State<M> {
@@ -56,9 +125,12 @@ impl<M: Memory + Clone> State<M> {
             in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
             in_flight_v1,
             stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
+            open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
+            owner_totals: StableBTreeMap::init(mm.get(memory::OWNER_TOTALS)),
             catalog: None,
             armed_at: None,
             scheduled_since: None,
+            reads: Default::default(),
         }
     }
 }
@@ -104,6 +176,8 @@ impl<M: Memory> State<M> {
     pub fn put_intent(&mut self, intent: Intent) {
         let (owner, id, identity, status) =
             (intent.owner, intent.id, intent.identity, intent.status);
+        let uses = use_key(&intent.form_id, &intent.canister, &intent.tool);
+        let input_len = intent.input_json.len() as u64;
         let before = self
             .intents
             .insert(id, intent)
@@ -112,8 +186,12 @@ impl<M: Memory> State<M> {
         match before {
             None => {
                 self.owner_intents.insert((owner, id), ());
+                let kept = self.owner_totals.get(&owner).unwrap_or(0);
+                self.owner_totals.insert(owner, kept + 1);
+                self.update_config(|c| c.stored_input_bytes += input_len);
                 if now_open {
                     self.intent_keys.insert((owner, identity), id);
+                    self.open_uses.insert(UseEntry::new(&uses, id), ());
                     self.add_open(owner, 1);
                 }
             }
@@ -126,8 +204,14 @@ impl<M: Memory> State<M> {
                     self.intent_keys.insert((owner, identity), id);
                 }
                 match (was_open, now_open) {
-                    (true, false) => self.add_open(owner, -1),
-                    (false, true) => self.add_open(owner, 1),
+                    (true, false) => {
+                        self.add_open(owner, -1);
+                        self.open_uses.remove(&UseEntry::new(&uses, id));
+                    }
+                    (false, true) => {
+                        self.add_open(owner, 1);
+                        self.open_uses.insert(UseEntry::new(&uses, id), ());
+                    }
                     _ => {}
                 }
             }
@@ -211,6 +295,26 @@ impl<M: Memory> State<M> {
                 }
             }
         }
+        let uses: BTreeSet<(String, u64)> = intents_open_uses(self);
+        let stored: BTreeSet<(String, u64)> = self
+            .open_uses
+            .keys()
+            .map(|e| (e.key().to_string(), e.id()))
+            .collect();
+        if uses != stored {
+            return Err(format!(
+                "the uses index {stored:?} disagrees with the intents {uses:?}"
+            ));
+        }
+        let mut kept: BTreeMap<Principal, u32> = Default::default();
+        for (o, _) in &owners {
+            *kept.entry(*o).or_default() += 1;
+        }
+        let totals: BTreeMap<Principal, u32> =
+            self.owner_totals.iter().map(|e| e.into_pair()).collect();
+        if totals != kept {
+            return Err(format!("owner totals {totals:?}, recounted {kept:?}"));
+        }
         let indexed: BTreeSet<_> = self.owner_intents.iter().map(|e| *e.key()).collect();
         if indexed != owners {
             return Err("the owner index does not list exactly the intents".into());
@@ -293,10 +397,24 @@ impl<M: Memory> State<M> {
                     self.stamp_floors.remove(&(i.owner, i.identity));
                 }
             }
+            let len = i.input_json.len() as u64;
+            self.update_config(|c| c.stored_input_bytes = c.stored_input_bytes.saturating_sub(len));
+            match self.owner_totals.get(&i.owner) {
+                Some(n) if n > 1 => {
+                    self.owner_totals.insert(i.owner, n - 1);
+                }
+                _ => {
+                    self.owner_totals.remove(&i.owner);
+                }
+            }
             if !i.status.is_final() {
                 if self.intent_keys.get(&(i.owner, i.identity)) == Some(id) {
                     self.intent_keys.remove(&(i.owner, i.identity));
                 }
+                self.open_uses.remove(&UseEntry::new(
+                    &use_key(&i.form_id, &i.canister, &i.tool),
+                    id,
+                ));
                 self.add_open(i.owner, -1);
             }
         }
@@ -309,6 +427,34 @@ impl<M: Memory> State<M> {
         } else {
             self.open_counts.insert(owner, n as u32);
         }
+    }
+
+    /// Intents an owner has kept (open and settled).
+    pub fn kept_count(&self, owner: &Principal) -> u32 {
+        self.owner_totals.get(owner).unwrap_or(0)
+    }
+
+    /// Up to `n` intents not settled whose use key starts with `prefix`.
+    pub fn open_uses_with(&self, prefix: &str, n: usize) -> Vec<u64> {
+        self.open_uses
+            .keys_range(UseEntry::start(prefix)..)
+            .take_while(|e| e.key().starts_with(prefix))
+            .take(n)
+            .map(|e| e.id())
+            .collect()
+    }
+
+    /// Every distinct (form, canister, tool) that intents not settled use: one range read per
+    /// distinct use.
+    pub fn uses_in_use(&self) -> Vec<String> {
+        let mut out = vec![];
+        let mut from = UseEntry::start("");
+        while let Some(e) = self.open_uses.keys_range(from..).next() {
+            let k = e.key().to_string();
+            from = UseEntry::after(&k);
+            out.push(k);
+        }
+        out
     }
 
     pub fn open_count(&self, owner: &Principal) -> u32 {

@@ -135,6 +135,89 @@ async fn name_sets<R: Runtime>(
     }
 }
 
+/// Counts one read tool call of `owner` (each costs the host a call): at most
+/// `max_reads_per_owner_per_minute` in a minute.
+fn count_read<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+    owner: Principal,
+    now: u64,
+) -> ApiResult<()> {
+    let max = s.limits().max_reads_per_owner_per_minute;
+    let minute = now / 60_000_000_000;
+    if s.reads.len() >= 10_000 {
+        s.reads.retain(|_, (m, _)| *m == minute);
+    }
+    let e = s.reads.entry(owner).or_insert((minute, 0));
+    if e.0 != minute {
+        *e = (minute, 0);
+    }
+    if e.1 >= max {
+        return Err(err(LIMIT, format!("{owner} made {max} read tool calls this minute, the most allowed; try again in a minute")));
+    }
+    e.1 += 1;
+    Ok(())
+}
+
+/// Whether `owner` may use `tool` on `canister`: a canister registered for a single owner is
+/// that owner's alone, and a tool that binds no position to the owner is offered only there.
+pub fn target_access<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+    tool: &str,
+    canister: Principal,
+    owner: Principal,
+) -> ApiResult<()> {
+    let cat = catalog::current(s);
+    match cat.single_owner.get(&canister) {
+        Some(o) if *o != owner => Err(err(
+            NOT_AUTHORIZED,
+            format!("{canister} is registered for a single owner; {owner} may not use its tools"),
+        )),
+        Some(_) => Ok(()),
+        None => match cat.unbound.get(tool) {
+            Some((_, why)) => Err(err(
+                crate::custody::CUSTODY,
+                format!("{tool} is not offered on {canister}, which several owners share: {why}"),
+            )),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Before a send of a method the engine has no custody rule for: its stored input, read again
+/// for its owner exactly as when it was stamped, must give its very bytes, so every position the
+/// form binds to the owner (and every other host-filled one) holds what it did.
+pub fn recheck_bytes(
+    plan: &ToolPlan,
+    types: &tool_host_core::candid_types::MethodTypes,
+    canisters: &[Canister],
+    i: &Intent,
+) -> ApiResult<()> {
+    let names = send::names_map(&i.names);
+    let ctx = ReadContext {
+        canisters,
+        now_ns: Some(i.stamp_ns.unwrap_or(i.created_at)),
+        owner: Some(i.owner),
+        names: (!i.names.is_empty()).then_some(&names),
+        memo: i.memo.clone(),
+    };
+    let input: Value = serde_json::from_str(&i.input_json).map_err(|e| {
+        err(
+            crate::custody::CUSTODY,
+            format!("the stored input is not JSON: {e}"),
+        )
+    })?;
+    let out = read_tool_input(plan, &input, &ctx).map_err(input_err)?;
+    let bytes = codec::encode_args_with(plan, types, &out.args)
+        .map_err(|e| err(crate::custody::CUSTODY, e))?;
+    if bytes != i.arg {
+        return Err(err(
+            crate::custody::CUSTODY,
+            format!("intent {}'s bytes are not what its input gives for its owner now (the form or the canister's refs changed since it was prepared); nothing was sent: prepare it again", i.id),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads an input against the plan at a given clock, with the name sets already read.
 fn read_with(
     plan: &ToolPlan,
@@ -168,9 +251,12 @@ async fn read_tool<R: Runtime>(
 ) -> ApiResult<ToolResult> {
     let plan = tool.plan();
     let input = parse_input(input)?;
+    let now = rt.now();
+    rt.with_state(|s| count_read(s, owner, now))?;
     let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
     let names = name_sets(rt, plan, &input, &canisters).await;
     let (out, canister) = read_with(plan, &input, &canisters, owner, rt.now(), names.as_ref())?;
+    rt.with_state(|s| target_access(s, &plan.name, canister.id, owner))?;
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
     let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
@@ -229,6 +315,7 @@ async fn prepare<R: Runtime>(
     let names = name_sets(rt, plan, &input, &canisters).await;
     let (mut out, mut canister) = read_with(plan, &input, &canisters, owner, now, names.as_ref())?;
     rt.mark("prepare: input read");
+    rt.with_state(|s| target_access(s, &plan.name, canister.id, owner))?;
     let identity: [u8; 32] = out.identity_digest();
     // Preparing the same intent again answers the same preview while it is not settled.
     let (existing, floor) = rt.with_state(|s| {
@@ -271,11 +358,24 @@ async fn prepare<R: Runtime>(
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
     rt.mark("prepare: encoded");
+    // Whatever the form says: the funds these bytes move are the owner's.
+    crate::custody::check(&plan.method, &bytes, owner)?;
+    rt.mark("prepare: custody checked");
     let limits = rt.with_state(|s| s.limits());
     let input_json = canonical_json(&input);
     let created = rt.with_state(|s| {
         if s.open_count(&owner) >= limits.max_open_intents_per_owner {
             return Err(err(LIMIT, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
+        }
+        if s.kept_count(&owner) >= limits.max_intents_per_owner {
+            return Err(err(LIMIT, format!("{owner} keeps {} intents, the most allowed; settled ones are removed {} s after they settle", limits.max_intents_per_owner, limits.retention_seconds)));
+        }
+        if s.intents.len() >= limits.max_intents {
+            return Err(err(LIMIT, format!("the tool host keeps {} intents, the most allowed", limits.max_intents)));
+        }
+        let stored = s.config.get().stored_input_bytes;
+        if stored.saturating_add(input_json.len() as u64) > limits.max_stored_input_bytes {
+            return Err(err(LIMIT, format!("the tool host keeps {stored} bytes of tool inputs; {} more would pass the limit of {}", input_json.len(), limits.max_stored_input_bytes)));
         }
         let id = s.next_intent_id();
         let preview = display::preview(plan, &out, &canister, &bytes, &id.to_string());

@@ -48,6 +48,8 @@ pub struct RegisterCanisterArgs {
     pub id: Principal,
     pub label: Option<String>,
     pub forms: Vec<String>,
+    /// Registers the canister for this owner alone (see docs/canister.md, "Whose funds move").
+    pub owner: Option<Principal>,
 }
 
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -60,6 +62,9 @@ pub struct TargetView {
     pub refs_updated_at: Option<u64>,
     pub refs_error: Option<String>,
     pub icrc3: bool,
+    pub owner: Option<Principal>,
+    /// Tools of its forms not offered on this canister, and why.
+    pub skipped: Vec<SkipView>,
 }
 
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -88,9 +93,12 @@ pub struct ConfirmArgs {
     pub digest: ByteBuf,
 }
 
+/// The owner's decline; with the preview's digest it declines exactly that preview (and a wallet
+/// can show its consent message, which is given only with the digest).
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct DeclineArgs {
     pub intent_id: u64,
+    pub digest: Option<ByteBuf>,
 }
 
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]

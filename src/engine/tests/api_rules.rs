@@ -112,7 +112,10 @@ fn the_settled_and_the_held_are_refused_with_their_state() {
     let w = World::new().setup();
     let (id, d) = w.prepare("1");
     w.confirm(owner(), id, &d).unwrap();
-    assert_eq!(send::decline(&*w, owner(), id).unwrap_err().code, "SETTLED");
+    assert_eq!(
+        send::decline(&*w, owner(), id, None).unwrap_err().code,
+        "SETTLED"
+    );
 }
 
 #[test]
@@ -299,6 +302,7 @@ fn a_read_of_an_unreachable_canister_says_nothing_was_read() {
             id: gone,
             label: None,
             forms: vec!["icrc1".into()],
+            owner: None,
         },
     ))
     .unwrap();
@@ -456,17 +460,17 @@ fn a_consent_message_never_stands_for_another_intent() {
     let w = World::new().setup();
     let (id, d) = w.prepare("1");
     let (id2, _) = w.prepare("2");
-    assert!(
-        matches!(
-            consent(&w, "confirm", confirm_arg(id2, &d), None),
-            Err(Icrc21Error::UnsupportedCanisterCall(_))
-        ),
-        "another intent with this digest"
-    );
-    assert!(matches!(
-        consent(&w, "confirm", confirm_arg(id, &[1; 32]), None),
-        Err(Icrc21Error::UnsupportedCanisterCall(_))
-    ));
+    // Another intent with this digest, a wrong digest, or no intent at all: the same answer,
+    // with nothing about any intent in it.
+    let unavailable = |r: ConsentResponse| match r {
+        Err(Icrc21Error::ConsentMessageUnavailable(e)) => e.description,
+        other => panic!("{other:?}"),
+    };
+    let a = unavailable(consent(&w, "confirm", confirm_arg(id2, &d), None));
+    let b = unavailable(consent(&w, "confirm", confirm_arg(id, &[1; 32]), None));
+    let c = unavailable(consent(&w, "confirm", confirm_arg(999, &d), None));
+    assert!(a == b && b == c, "{a} / {b} / {c}");
+    assert!(!a.contains(&id.to_string()) && !a.contains(&owner().to_text()));
     assert!(matches!(
         consent(&w, "confirm", b"garbage".to_vec(), None),
         Err(Icrc21Error::UnsupportedCanisterCall(_))
@@ -489,10 +493,41 @@ fn a_consent_message_never_stands_for_another_intent() {
 fn consent_messages_for_decline_and_for_commit_with_a_digest() {
     let w = World::new().setup();
     let (id, d) = w.prepare("1");
+    // Issue 9: anyone, the anonymous caller included, asking for decline's consent message
+    // without the digest learns nothing about the intent.
+    let blind = consent(
+        &w,
+        "decline",
+        candid::encode_one(DeclineArgs {
+            intent_id: id,
+            digest: None,
+        })
+        .unwrap(),
+        None,
+    );
+    match blind {
+        Err(Icrc21Error::ConsentMessageUnavailable(e)) => {
+            assert!(
+                !e.description.contains(&receiver().to_text()),
+                "{}",
+                e.description
+            );
+            assert!(
+                !e.description.contains(&owner().to_text()),
+                "{}",
+                e.description
+            );
+        }
+        other => panic!("a decline consent without the digest: {other:?}"),
+    }
     let dec = consent(
         &w,
         "decline",
-        candid::encode_one(DeclineArgs { intent_id: id }).unwrap(),
+        candid::encode_one(DeclineArgs {
+            intent_id: id,
+            digest: Some(serde_bytes::ByteBuf::from(d.clone())),
+        })
+        .unwrap(),
         None,
     )
     .unwrap();

@@ -183,7 +183,7 @@ fn confirm_only_the_owner() {
 #[test]
 fn decline_only_the_owner() {
     check("decline", OWNERS_ONLY, |w, c, id, _| {
-        code(send::decline(&**w, c, id))
+        code(send::decline(&**w, c, id, None))
     });
 }
 
@@ -241,8 +241,8 @@ fn admins_manage_forms_canisters_and_limits() {
             &**w,
             c,
             RegisterFormArgs {
-                id: "icrc1b".into(),
-                json: tool_host_core::packs::ICRC1.into(),
+                id: "spare".into(),
+                json: spare_form(),
             },
         ))
     });
@@ -252,7 +252,7 @@ fn admins_manage_forms_canisters_and_limits() {
             controller(),
             RegisterFormArgs {
                 id: "spare".into(),
-                json: tool_host_core::packs::ICRC1.into(),
+                json: spare_form(),
             },
         )
         .unwrap();
@@ -266,6 +266,7 @@ fn admins_manage_forms_canisters_and_limits() {
                 id: ledger_id(),
                 label: None,
                 forms: vec!["icrc1".into()],
+                owner: None,
             },
         )))
     });
@@ -292,6 +293,15 @@ fn admins_manage_forms_canisters_and_limits() {
     check("list_admins", ADMIN, |w, c, _, _| {
         code(registry::list_admins(&**w, c))
     });
+}
+
+/// A form of one query method that shares no tool name with the packs.
+fn spare_form() -> String {
+    let mut f: serde_json::Value = serde_json::from_str(tool_host_core::packs::ICRC1).unwrap();
+    let m = f["methods"]["icrc1_symbol"].clone();
+    f["methods"] = serde_json::json!({ "spare_symbol": m });
+    f["name"] = serde_json::json!("spare");
+    f.to_string()
 }
 
 #[test]
@@ -363,5 +373,142 @@ fn consent_messages_are_open_to_everyone() {
         };
         assert!(consent::consent_message(&*w, req).is_ok());
         assert_eq!(consent::supported_standards().len(), 2);
+    }
+}
+
+// The refusals of issue 9 (custody), for every role.
+
+#[test]
+fn the_custody_refusals_hold_for_every_role() {
+    // A transfer out of another owner's deposit, through a form that makes the source an input:
+    // refused for whoever prepares it, the controller included.
+    check(
+        "call_tool (prepare from another owner's deposit)",
+        [
+            "ANONYMOUS",
+            "CUSTODY",
+            "CUSTODY",
+            "CUSTODY",
+            "CUSTODY",
+            "CUSTODY",
+        ],
+        |w, c, _, _| {
+            let mut form: serde_json::Value =
+                serde_json::from_str(tool_host_core::packs::ICRC1).unwrap();
+            for f in form["types"]["TransferArg"]["fields"]
+                .as_array_mut()
+                .unwrap()
+            {
+                if f["name"] == "from_subaccount" {
+                    f.as_object_mut().unwrap().remove("ui");
+                    f.as_object_mut().unwrap().remove("auto");
+                }
+            }
+            // Replacing the form is refused while the owner's intent is open: settle it first.
+            let (id, _) = (w.state.borrow().intents.keys().next().unwrap(), ());
+            send::decline(&**w, owner(), id, None).unwrap();
+            registry::register_form(
+                &**w,
+                controller(),
+                RegisterFormArgs {
+                    id: "icrc1".into(),
+                    json: form.to_string(),
+                },
+            )
+            .unwrap();
+            let victim = hex::encode(tool_host_core::funds::deposit_subaccount(&other_owner()));
+            code(w.tool(c, "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "2", "from_subaccount": victim }), None))
+        },
+    );
+    // A canister registered for the owner alone: only the owner and its agent use its tools.
+    check(
+        "call_tool (prepare on the owner's own canister)",
+        [
+            "ANONYMOUS",
+            "NOT_AUTHORIZED",
+            "NOT_AUTHORIZED",
+            "ok",
+            "ok",
+            "NOT_AUTHORIZED",
+        ],
+        |w, c, id, _| {
+            send::decline(&**w, owner(), id, None).unwrap();
+            futures::executor::block_on(registry::register_canister(
+                &**w,
+                controller(),
+                RegisterCanisterArgs {
+                    id: ledger_id(),
+                    label: None,
+                    forms: vec!["icrc1".into()],
+                    owner: Some(owner()),
+                },
+            ))
+            .unwrap();
+            let on_behalf = (c == agent()).then_some(owner());
+            code(w.tool(c, "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "3" }), on_behalf))
+        },
+    );
+    // Replacing a form its open intent uses: IN_USE for those who may register forms.
+    check(
+        "register_form (replacing a form in use)",
+        [
+            "ANONYMOUS",
+            "NOT_AUTHORIZED",
+            "NOT_AUTHORIZED",
+            "NOT_AUTHORIZED",
+            "NOT_AUTHORIZED",
+            "IN_USE",
+        ],
+        |w, c, _, _| {
+            code(registry::register_form(
+                &**w,
+                c,
+                RegisterFormArgs {
+                    id: "icrc1".into(),
+                    json: tool_host_core::packs::ICRC1.replace("Transfer tokens", "Send tokens"),
+                },
+            ))
+        },
+    );
+    // Declining another preview than the current one.
+    check(
+        "decline (with another digest)",
+        [
+            "ANONYMOUS",
+            "NOT_OWNER",
+            "NOT_OWNER",
+            "NOT_OWNER",
+            "DIGEST_MISMATCH",
+            "NOT_OWNER",
+        ],
+        |w, c, id, _| code(send::decline(&**w, c, id, Some(&[7; 32]))),
+    );
+    // decline's consent message without the digest: nobody learns anything.
+    for role in ROLES {
+        let (w, id, _) = world();
+        let _ = who(role);
+        let arg = candid::encode_one(DeclineArgs {
+            intent_id: id,
+            digest: None,
+        })
+        .unwrap();
+        let r = consent::consent_message(
+            &*w,
+            consent::ConsentMessageRequest {
+                method: "decline".into(),
+                arg: serde_bytes::ByteBuf::from(arg),
+                user_preferences: consent::ConsentMessageSpec {
+                    metadata: consent::ConsentMessageMetadata {
+                        language: "en".into(),
+                        utc_offset_minutes: None,
+                    },
+                    device_spec: None,
+                },
+            },
+        );
+        assert!(
+            matches!(r, Err(consent::Icrc21Error::ConsentMessageUnavailable(_))),
+            "{role}: {r:?}"
+        );
     }
 }

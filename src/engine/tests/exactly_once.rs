@@ -447,7 +447,7 @@ fn s09_an_intent_a_decline_leaves_open_still_expires() {
         outcome(&w.confirm(owner(), id, &d).unwrap()),
         "not_executed"
     );
-    let r = tool_host_engine::send::decline(&*w, owner(), id).unwrap();
+    let r = tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
     assert_eq!(structured(&r)["status"], json!("open"));
     let expires = w.intent(id).expires_at;
     assert!(w
@@ -510,7 +510,7 @@ fn s10_a_trap_in_the_journal_reads_callback_sent_nothing() {
 fn s11_a_stamp_declined_before_any_send_is_never_handed_out_again() {
     let w = World::new().setup();
     let (a, _) = w.prepare("1");
-    tool_host_engine::send::decline(&*w, owner(), a).unwrap();
+    tool_host_engine::send::decline(&*w, owner(), a, None).unwrap();
     // The clock has not moved.
     let (b, _) = w.prepare("1");
     let (ia, ib) = (w.intent(a), w.intent(b));
@@ -627,6 +627,7 @@ fn contacts_world() -> Rc<World> {
             id: ledger_id(),
             label: Some("TKA".into()),
             forms: vec!["icrc1".into()],
+            owner: None,
         },
     ))
     .unwrap();
@@ -696,7 +697,7 @@ fn s13_declining_after_retry_new_says_a_later_confirm_sends_the_new_stamps_bytes
     let (id, d) = w.prepare("1");
     w.script(err("TooOld", IDLValue::Null));
     assert_eq!(outcome(&w.confirm(owner(), id, &d).unwrap()), "retry_new");
-    let r = tool_host_engine::send::decline(&*w, owner(), id).unwrap();
+    let r = tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
     assert!(
         r.content.contains("the bytes of its current preview"),
         "{}",

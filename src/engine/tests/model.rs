@@ -693,6 +693,7 @@ fn build_template() -> SparseMemory {
             id: ledger_id(),
             label: Some("TKA".into()),
             forms: vec!["icrc1".into(), "icrc2".into()],
+            owner: None,
         },
     ))
     .unwrap();
@@ -944,7 +945,7 @@ fn one_step<'a>(sim: &'a Sim, ops: &mut Vec<Op<'a>>) -> String {
                 return "decline: nothing".into();
             };
             drop(rng);
-            let r = tool_host_engine::send::decline(sim, owner, i.id);
+            let r = tool_host_engine::send::decline(sim, owner, i.id, None);
             format!(
                 "decline intent {} ({:?}): {:?}",
                 i.id,

@@ -335,6 +335,7 @@ fn stampless_world() -> std::rc::Rc<World> {
             id: ledger_id(),
             label: None,
             forms: vec!["icrc1".into()],
+            owner: None,
         },
     ))
     .unwrap();
@@ -376,7 +377,7 @@ fn declined_before_any_send_settles_and_its_stamp_is_never_handed_out_again() {
     let w = World::new().setup();
     let (id, _) = w.prepare("1");
     let stamp = w.intent(id).stamp_ns;
-    let r = tool_host_engine::send::decline(&*w, owner(), id).unwrap();
+    let r = tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
     assert_eq!(outcome(&r), "declined");
     assert_eq!(w.intent(id).status, Status::Settled);
     w.advance(SEC);
@@ -392,7 +393,7 @@ fn declined_after_a_send_leaves_the_intent_unchanged() {
     let (id, d) = w.prepare("1");
     w.script(Script::Reject(2));
     w.confirm(owner(), id, &d).unwrap();
-    let r = tool_host_engine::send::decline(&*w, owner(), id).unwrap();
+    let r = tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
     assert_eq!(outcome(&r), "declined");
     assert_eq!(w.intent(id).status, Status::Open);
     assert!(structured(&r).get("earlier_outcome").is_none());
@@ -404,7 +405,7 @@ fn declined_after_an_unknown_outcome_says_so() {
     let (id, d) = w.prepare("1");
     w.script(Script::Reject(6));
     w.confirm(owner(), id, &d).unwrap();
-    let r = tool_host_engine::send::decline(&*w, owner(), id).unwrap();
+    let r = tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
     assert_eq!(structured(&r)["earlier_outcome"], json!("unknown"));
     assert_eq!(w.intent(id).status, Status::Unknown);
 }

@@ -373,6 +373,7 @@ impl World {
                 id: ledger_id(),
                 label: Some("TKA".into()),
                 forms: vec!["icrc1".into(), "icrc2".into()],
+                owner: None,
             },
         ))
         .unwrap();

@@ -1,0 +1,369 @@
+//! Whose funds move, checked by the engine on the exact argument bytes whatever a form says.
+//!
+//! The tool host is one principal holding every owner's deposit and acting for every owner, so
+//! for the methods that move funds the bytes themselves must say it is the owner's funds:
+//! `icrc1_transfer`, `icrc2_approve` (and the ICP ledger's `transfer`, `send_dfx`, and the
+//! batch and NFT methods) spend only from the owner's deposit subaccount of the tool host;
+//! `icrc2_transfer_from` (and `icrc37_transfer_from`) only from the owner's own account, as the
+//! tool host itself (no spender subaccount). Every element of a batch alike. The bytes are read
+//! by field *hash*, as the target reads them: a form that renames or drops a field cannot make
+//! the check look at something the target does not.
+//!
+//! Checked when an intent is prepared and again before every send; a refusal is `CUSTODY` with
+//! the place.
+
+use crate::types::{ApiError, IssueView};
+use candid::types::value::IDLField;
+use candid::{IDLArgs, IDLValue, Principal};
+use tool_host_core::funds::deposit_subaccount;
+
+pub const CUSTODY: &str = "CUSTODY";
+
+/// How a method's funds are tied to their owner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    /// `from_subaccount` is the owner's deposit subaccount.
+    FromDeposit,
+    /// `from` is an account of the owner, and `spender_subaccount` is none: the tool host
+    /// spends an allowance the owner gave it.
+    OwnAccountAsHost,
+}
+
+/// The methods that move funds, how, and whether their argument is a batch (a `vec`); for
+/// NFT approvals the subaccount is inside `approval_info`.
+fn rule_of(method: &str) -> Option<(Rule, bool, Option<&'static str>)> {
+    Some(match method {
+        "icrc1_transfer" | "icrc2_approve" | "transfer" | "send_dfx" => {
+            (Rule::FromDeposit, false, None)
+        }
+        "icrc4_transfer_batch" | "icrc7_transfer" => (Rule::FromDeposit, true, None),
+        "icrc37_approve_tokens" | "icrc37_approve_collection" => {
+            (Rule::FromDeposit, true, Some("approval_info"))
+        }
+        "icrc2_transfer_from" => (Rule::OwnAccountAsHost, false, None),
+        "icrc37_transfer_from" => (Rule::OwnAccountAsHost, true, None),
+        _ => return None,
+    })
+}
+
+/// Whether the engine knows how this method's funds are tied to their owner.
+pub fn covers(method: &str) -> bool {
+    rule_of(method).is_some()
+}
+
+fn refuse(path: &str, message: String) -> ApiError {
+    ApiError {
+        code: CUSTODY.into(),
+        message: format!("refused: {message}; nothing was stored or sent"),
+        issues: vec![IssueView {
+            param: String::new(),
+            path: path.to_string(),
+            code: CUSTODY.into(),
+            message,
+        }],
+    }
+}
+
+fn field<'a>(fs: &'a [IDLField], name: &str) -> Option<&'a IDLValue> {
+    fs.iter()
+        .find(|f| f.id.get_id() == candid::idl_hash(name))
+        .map(|f| &f.val)
+}
+
+/// The blob inside an `opt blob` (none for `null` or an absent field).
+fn opt_blob(v: Option<&IDLValue>) -> Result<Option<Vec<u8>>, ()> {
+    let v = match v {
+        None | Some(IDLValue::None) | Some(IDLValue::Null) => return Ok(None),
+        Some(IDLValue::Opt(inner)) => inner.as_ref(),
+        Some(other) => other,
+    };
+    match v {
+        IDLValue::Blob(b) => Ok(Some(b.clone())),
+        IDLValue::Vec(items) => items
+            .iter()
+            .map(|x| match x {
+                IDLValue::Nat8(b) => Ok(*b),
+                _ => Err(()),
+            })
+            .collect::<Result<Vec<u8>, ()>>()
+            .map(Some),
+        _ => Err(()),
+    }
+}
+
+fn check_record(
+    fs: &[IDLField],
+    rule: Rule,
+    nested: Option<&str>,
+    owner: Principal,
+    path: &str,
+) -> Result<(), ApiError> {
+    match rule {
+        Rule::FromDeposit => {
+            let (fs, path) = match nested {
+                Some(n) => match field(fs, n) {
+                    Some(IDLValue::Record(inner)) => (inner.as_slice(), format!("{path}.{n}")),
+                    _ => {
+                        return Err(refuse(
+                            &format!("{path}.{n}"),
+                            format!("'{n}' is not a record"),
+                        ))
+                    }
+                },
+                None => (fs, path.to_string()),
+            };
+            let at = format!("{path}.from_subaccount");
+            let deposit = deposit_subaccount(&owner);
+            match opt_blob(field(fs, "from_subaccount")) {
+                Ok(Some(b)) if b.as_slice() == deposit.as_slice() => Ok(()),
+                Ok(Some(_)) => Err(refuse(&at, format!("it spends from a subaccount of the tool host that is not {owner}'s deposit"))),
+                Ok(None) => Err(refuse(&at, format!("it spends from the tool host's own account, not {owner}'s deposit subaccount"))),
+                Err(()) => Err(refuse(&at, "the source subaccount is not a blob".into())),
+            }
+        }
+        Rule::OwnAccountAsHost => {
+            let at = format!("{path}.from");
+            match field(fs, "from") {
+                Some(IDLValue::Record(acct)) => match field(acct, "owner") {
+                    Some(IDLValue::Principal(p)) if *p == owner => {}
+                    Some(IDLValue::Principal(p)) => {
+                        return Err(refuse(
+                            &format!("{at}.owner"),
+                            format!("it spends from {p}'s account, not {owner}'s"),
+                        ))
+                    }
+                    _ => {
+                        return Err(refuse(
+                            &format!("{at}.owner"),
+                            "the source account has no owner".into(),
+                        ))
+                    }
+                },
+                _ => return Err(refuse(&at, "the source account is not a record".into())),
+            }
+            let at = format!("{path}.spender_subaccount");
+            match opt_blob(field(fs, "spender_subaccount")) {
+                Ok(None) => Ok(()),
+                Ok(Some(b)) if b.iter().all(|x| *x == 0) => Ok(()),
+                Ok(Some(_)) => Err(refuse(&at, "it spends as a subaccount of the tool host; only the tool host itself is the spender owners approve".into())),
+                Err(()) => Err(refuse(&at, "the spender subaccount is not a blob".into())),
+            }
+        }
+    }
+}
+
+/// The custody check of one send of `method` with argument bytes `arg` for `owner`.
+pub fn check(method: &str, arg: &[u8], owner: Principal) -> Result<(), ApiError> {
+    let Some((rule, batch, nested)) = rule_of(method) else {
+        return Ok(());
+    };
+    let mut config = candid::DecoderConfig::new();
+    config.set_decoding_quota(20_000_000);
+    let args = IDLArgs::from_bytes_with_config(arg, &config)
+        .map_err(|e| refuse("$args", format!("the argument bytes do not decode: {e}")))?;
+    let first = args
+        .args
+        .first()
+        .ok_or_else(|| refuse("$args[0]", format!("{method} has no argument")))?;
+    let records: Vec<(String, &[IDLField])> = if batch {
+        let IDLValue::Vec(items) = first else {
+            return Err(refuse(
+                "$args[0]",
+                format!("{method}'s argument is not a vec"),
+            ));
+        };
+        let mut out = vec![];
+        for (k, item) in items.iter().enumerate() {
+            match item {
+                IDLValue::Record(fs) => out.push((format!("$args[0][{k}]"), fs.as_slice())),
+                _ => {
+                    return Err(refuse(
+                        &format!("$args[0][{k}]"),
+                        "an element is not a record".into(),
+                    ))
+                }
+            }
+        }
+        out
+    } else {
+        match first {
+            IDLValue::Record(fs) => vec![("$args[0]".to_string(), fs.as_slice())],
+            _ => {
+                return Err(refuse(
+                    "$args[0]",
+                    format!("{method}'s argument is not a record"),
+                ))
+            }
+        }
+    };
+    for (path, fs) in records {
+        check_record(fs, rule, nested, owner, &path)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candid::{CandidType, Nat};
+    use serde_bytes::ByteBuf;
+
+    #[derive(CandidType)]
+    struct Account {
+        owner: Principal,
+        subaccount: Option<ByteBuf>,
+    }
+    #[derive(CandidType)]
+    struct TransferArg {
+        from_subaccount: Option<ByteBuf>,
+        to: Account,
+        amount: Nat,
+    }
+    #[derive(CandidType)]
+    struct TransferFromArgs {
+        spender_subaccount: Option<ByteBuf>,
+        from: Account,
+        to: Account,
+        amount: Nat,
+    }
+
+    fn owner() -> Principal {
+        Principal::from_slice(&[7; 10])
+    }
+    fn other() -> Principal {
+        Principal::from_slice(&[8; 10])
+    }
+    fn to() -> Account {
+        Account {
+            owner: other(),
+            subaccount: None,
+        }
+    }
+    fn transfer(sub: Option<Vec<u8>>) -> Vec<u8> {
+        candid::encode_one(TransferArg {
+            from_subaccount: sub.map(ByteBuf::from),
+            to: to(),
+            amount: Nat::from(1u8),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_transfer_spends_only_from_its_owners_deposit() {
+        let mine = deposit_subaccount(&owner()).to_vec();
+        assert!(check("icrc1_transfer", &transfer(Some(mine.clone())), owner()).is_ok());
+        let e = check(
+            "icrc1_transfer",
+            &transfer(Some(deposit_subaccount(&other()).to_vec())),
+            owner(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.issues[0].path.as_str()),
+            ("CUSTODY", "$args[0].from_subaccount")
+        );
+        let e = check("icrc1_transfer", &transfer(None), owner()).unwrap_err();
+        assert!(
+            e.message.contains("the tool host's own account"),
+            "{}",
+            e.message
+        );
+        assert!(check("icrc2_approve", &transfer(Some(mine)), other()).is_err());
+    }
+
+    #[test]
+    fn a_field_renamed_by_a_form_is_the_field_the_ledger_reads_as_absent() {
+        #[derive(CandidType)]
+        struct Renamed {
+            source: Option<ByteBuf>,
+            to: Account,
+            amount: Nat,
+        }
+        let bytes = candid::encode_one(Renamed {
+            source: Some(ByteBuf::from(deposit_subaccount(&owner()).to_vec())),
+            to: to(),
+            amount: Nat::from(1u8),
+        })
+        .unwrap();
+        assert_eq!(
+            check("icrc1_transfer", &bytes, owner()).unwrap_err().code,
+            "CUSTODY"
+        );
+    }
+
+    #[test]
+    fn a_batch_checks_every_element() {
+        let mine = deposit_subaccount(&owner()).to_vec();
+        let batch = |subs: Vec<Option<Vec<u8>>>| {
+            let v: Vec<TransferArg> = subs
+                .into_iter()
+                .map(|s| TransferArg {
+                    from_subaccount: s.map(ByteBuf::from),
+                    to: to(),
+                    amount: Nat::from(1u8),
+                })
+                .collect();
+            candid::encode_one(v).unwrap()
+        };
+        assert!(check(
+            "icrc4_transfer_batch",
+            &batch(vec![Some(mine.clone()), Some(mine.clone())]),
+            owner()
+        )
+        .is_ok());
+        let e = check(
+            "icrc4_transfer_batch",
+            &batch(vec![Some(mine), None]),
+            owner(),
+        )
+        .unwrap_err();
+        assert_eq!(e.issues[0].path, "$args[0][1].from_subaccount");
+    }
+
+    #[test]
+    fn a_transfer_from_spends_only_the_owners_own_account_as_the_host() {
+        let tf = |from: Principal, spender: Option<Vec<u8>>| {
+            candid::encode_one(TransferFromArgs {
+                spender_subaccount: spender.map(ByteBuf::from),
+                from: Account {
+                    owner: from,
+                    subaccount: None,
+                },
+                to: to(),
+                amount: Nat::from(1u8),
+            })
+            .unwrap()
+        };
+        assert!(check("icrc2_transfer_from", &tf(owner(), None), owner()).is_ok());
+        assert!(check(
+            "icrc2_transfer_from",
+            &tf(owner(), Some(vec![0; 32])),
+            owner()
+        )
+        .is_ok());
+        assert_eq!(
+            check("icrc2_transfer_from", &tf(other(), None), owner())
+                .unwrap_err()
+                .issues[0]
+                .path,
+            "$args[0].from.owner"
+        );
+        assert_eq!(
+            check(
+                "icrc2_transfer_from",
+                &tf(owner(), Some(vec![1; 32])),
+                owner()
+            )
+            .unwrap_err()
+            .issues[0]
+                .path,
+            "$args[0].spender_subaccount"
+        );
+    }
+
+    #[test]
+    fn other_methods_are_left_to_owner_binding() {
+        assert!(check("vote", b"DIDL\x00\x00", owner()).is_ok());
+        assert!(!covers("vote"));
+    }
+}

@@ -1,0 +1,634 @@
+//! Custody: nothing moves without its owner, whatever a form, an admin or an agent says (issue
+//! 9's attacks, one test each, through the engine's API). Each attack is refused with a clear
+//! error, and nothing is stored or sent.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::rc::Rc;
+use tool_host_engine::model::Status;
+use tool_host_engine::registry;
+use tool_host_engine::types::*;
+
+fn admin() -> candid::Principal {
+    p(9)
+}
+
+/// Everything a refusal must leave as it was.
+fn snapshot(w: &World) -> (u64, u64, usize, usize) {
+    let s = w.state.borrow();
+    (
+        s.intents.len(),
+        s.due.len(),
+        w.calls.borrow().len(),
+        w.ledger.borrow().blocks().len(),
+    )
+}
+
+fn register(w: &World, caller: candid::Principal, id: &str, form: &Value) -> ApiResult<FormInfo> {
+    registry::register_form(
+        w,
+        caller,
+        RegisterFormArgs {
+            id: id.into(),
+            json: form.to_string(),
+        },
+    )
+}
+
+fn icrc1() -> Value {
+    serde_json::from_str(tool_host_core::packs::ICRC1).unwrap()
+}
+
+fn field_mut<'a>(form: &'a mut Value, ty: &str, name: &str) -> &'a mut Value {
+    form["types"][ty]["fields"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|f| f["name"] == name)
+        .unwrap()
+}
+
+fn prepare(w: &World, caller: candid::Principal, input: Value) -> ApiResult<ToolResult> {
+    w.tool(caller, "prepare_icrc1_transfer", input, None)
+}
+
+#[test]
+fn an_admin_who_makes_the_source_subaccount_an_input_cannot_spend_another_owners_deposit() {
+    let w = World::new().setup();
+    registry::add_admin(&*w, controller(), admin()).unwrap();
+    // An admin (not a controller) re-registers the icrc1 form with from_subaccount an
+    // ordinary input.
+    let mut form = icrc1();
+    let f = field_mut(&mut form, "TransferArg", "from_subaccount");
+    f.as_object_mut().unwrap().remove("ui");
+    f.as_object_mut().unwrap().remove("auto");
+    register(&w, admin(), "icrc1", &form).unwrap();
+    let before = snapshot(&w);
+    // Any signed-in principal prepares, with its own signature, a transfer out of the other
+    // owner's deposit; or leaves the subaccount out (the tool host's own account).
+    let victim = hex::encode(tool_host_core::funds::deposit_subaccount(&other_owner()));
+    for from in [json!(victim), Value::Null] {
+        let mut input = json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "5" });
+        if !from.is_null() {
+            input["from_subaccount"] = from;
+        }
+        let e = prepare(&w, stranger(), input).unwrap_err();
+        assert_eq!(e.code, "CUSTODY", "{e:?}");
+        assert_eq!(e.issues[0].path, "$args[0].from_subaccount");
+    }
+    assert_eq!(snapshot(&w), before, "nothing stored or sent");
+}
+
+#[test]
+fn bytes_that_spend_another_owners_deposit_are_refused_at_send_time_too() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    // Whatever put them there (a form, an older version, a bug): the stored bytes now spend
+    // from the other owner's deposit.
+    #[derive(candid::CandidType)]
+    struct Account {
+        owner: candid::Principal,
+        subaccount: Option<serde_bytes::ByteBuf>,
+    }
+    #[derive(candid::CandidType)]
+    struct TransferArg {
+        from_subaccount: Option<serde_bytes::ByteBuf>,
+        to: Account,
+        amount: candid::Nat,
+        fee: Option<candid::Nat>,
+        memo: Option<serde_bytes::ByteBuf>,
+        created_at_time: Option<u64>,
+    }
+    let bad = candid::encode_one(TransferArg {
+        from_subaccount: Some(serde_bytes::ByteBuf::from(
+            tool_host_core::funds::deposit_subaccount(&other_owner()).to_vec(),
+        )),
+        to: Account {
+            owner: receiver(),
+            subaccount: None,
+        },
+        amount: candid::Nat::from(100_000_000u64),
+        fee: None,
+        memo: None,
+        created_at_time: None,
+    })
+    .unwrap();
+    {
+        let mut s = w.state.borrow_mut();
+        let mut i = s.intents.get(&id).unwrap();
+        i.arg = bad;
+        s.put_intent(i);
+    }
+    let before = snapshot(&w);
+    let e = w.confirm(owner(), id, &d).unwrap_err();
+    assert_eq!(
+        (e.code.as_str(), e.issues[0].path.as_str()),
+        ("CUSTODY", "$args[0].from_subaccount")
+    );
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.intent(id).status, Status::Open);
+}
+
+#[test]
+fn icrc1_transfer_marked_a_read_only_update_is_never_a_read_tool() {
+    let w = World::new().setup();
+    let mut form = icrc1();
+    form["methods"]["icrc1_transfer"]["effect"] =
+        json!({ "kind": "read", "irreversible": false, "replicated": true });
+    form["methods"]["icrc1_transfer"]
+        .as_object_mut()
+        .unwrap()
+        .remove("idempotency");
+    let info = register(&w, controller(), "icrc1", &form).unwrap();
+    assert!(
+        !info.tools.contains(&"icrc1_transfer".to_string()),
+        "{:?}",
+        info.tools
+    );
+    assert!(
+        info.skipped.iter().any(|s| s.method == "icrc1_transfer"),
+        "{:?}",
+        info.skipped
+    );
+    let before = snapshot(&w);
+    let e = w
+        .tool(stranger(), "icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), None)
+        .unwrap_err();
+    assert_eq!(e.code, "UNKNOWN_TOOL");
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.sends("icrc1_transfer"), 0);
+}
+
+/// A form with an update method that moves the owner's deposit in batches (no stamp): every
+/// element's source subaccount is host-filled with the owner's.
+fn batch_world() -> Rc<World> {
+    let w = World::new().setup();
+    let mut form = icrc1();
+    form["name"] = json!("batch");
+    form["types"]["Item"] = json!({ "type": "record", "fields": [
+        { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+        { "name": "to", "type": "Account" },
+        { "name": "amount", "type": "Tokens" }
+    ] });
+    form["methods"] = json!({ "pay_all": { "mode": "update", "intent": "Pay several", "args": [
+        { "type": "record", "fields": [{ "name": "items", "type": "vec", "inner": { "type": "Item" } }] }
+    ], "results": [] } });
+    register(&w, controller(), "batch", &form).unwrap();
+    futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: ledger_id(),
+            label: Some("TKA".into()),
+            forms: vec!["icrc1".into(), "icrc2".into(), "batch".into()],
+            owner: None,
+        },
+    ))
+    .unwrap();
+    w
+}
+
+#[test]
+fn a_position_the_host_fills_inside_vec_elements_is_never_an_input() {
+    let w = batch_world();
+    let to = receiver().to_text();
+    let before = snapshot(&w);
+    let e = w
+        .tool(owner(), "prepare_pay_all", json!({ "canister_id": ledger_id().to_text(), "items": [
+            { "to": to, "amount": "1" },
+            { "to": to, "amount": "2", "from_subaccount": hex::encode(tool_host_core::funds::deposit_subaccount(&other_owner())) }
+        ] }), None)
+        .unwrap_err();
+    assert_eq!(e.code, "INVALID_INPUT");
+    assert!(
+        e.issues
+            .iter()
+            .any(|i| i.code == "E_UNKNOWN_PARAM" && i.path.contains("items[1].from_subaccount")),
+        "{:?}",
+        e.issues
+    );
+    assert_eq!(snapshot(&w), before);
+    // Left out, it is the owner's deposit subaccount in every element.
+    let r = w
+        .tool(
+            owner(),
+            "prepare_pay_all",
+            json!({ "canister_id": ledger_id().to_text(), "items": [
+            { "to": to, "amount": "1" }, { "to": to, "amount": "2" }
+        ] }),
+            None,
+        )
+        .unwrap();
+    let id: u64 = structured(&r)["intent_id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let args = candid::IDLArgs::from_bytes(&w.intent(id).arg).unwrap();
+    let text = args.to_string();
+    let mine = hex::encode(tool_host_core::funds::deposit_subaccount(&owner()));
+    assert_eq!(text.matches("opt blob").count(), 2, "{text}");
+    let blob_hex: Vec<String> = match &args.args[0] {
+        candid::IDLValue::Record(fs) => match &fs[0].val {
+            candid::IDLValue::Vec(items) => items
+                .iter()
+                .map(|item| match item {
+                    candid::IDLValue::Record(f) => match &f
+                        .iter()
+                        .find(|x| x.id.get_id() == candid::idl_hash("from_subaccount"))
+                        .unwrap()
+                        .val
+                    {
+                        candid::IDLValue::Opt(b) => match b.as_ref() {
+                            candid::IDLValue::Blob(b) => hex::encode(b),
+                            other => panic!("{other:?}"),
+                        },
+                        other => panic!("{other:?}"),
+                    },
+                    other => panic!("{other:?}"),
+                })
+                .collect(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(blob_hex, vec![mine.clone(), mine]);
+}
+
+#[test]
+fn a_stamp_that_is_not_a_top_level_field_offers_no_tool() {
+    let w = World::new().setup();
+    let mut form = icrc1();
+    form["name"] = json!("nested");
+    form["methods"] = json!({ "pay": { "mode": "update", "intent": "Pay", "idempotency": { "stamp": "inner.created_at_time" }, "args": [
+        { "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "inner", "type": "record", "fields": [{ "name": "created_at_time", "type": "opt", "inner": { "type": "nat64" } }] }
+        ] }
+    ], "results": [] } });
+    let info = register(&w, controller(), "nested", &form).unwrap();
+    assert!(
+        info.tools.iter().all(|t| t != "prepare_pay"),
+        "{:?}",
+        info.tools
+    );
+    assert!(
+        info.skipped
+            .iter()
+            .any(|s| s.method == "pay" && s.reason.contains("stamp")),
+        "{:?}",
+        info.skipped
+    );
+}
+
+// Owner binding: an update method that binds no position to the owner.
+
+fn unbound_form() -> Value {
+    let mut form = icrc1();
+    form["name"] = json!("vault");
+    form["methods"] = json!({ "withdraw_all": { "mode": "update", "intent": "Withdraw everything", "args": [
+        { "type": "record", "fields": [{ "name": "to", "type": "Account" }] }
+    ], "results": [] } });
+    form
+}
+
+#[test]
+fn an_update_that_binds_no_owner_is_not_offered_on_a_canister_several_owners_share() {
+    let w = World::new().setup();
+    register(&w, controller(), "vault", &unbound_form()).unwrap();
+    let vault = ledger_id();
+    let t = futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: vault,
+            label: None,
+            forms: vec!["icrc1".into(), "vault".into()],
+            owner: None,
+        },
+    ))
+    .unwrap();
+    assert!(
+        t.skipped.iter().any(|s| s.method == "prepare_withdraw_all"
+            && s.reason.contains("no position binds the owner")),
+        "{:?}",
+        t.skipped
+    );
+    assert!(!tool_host_engine::tools::list_tools(&*w).contains("prepare_withdraw_all"));
+    let before = snapshot(&w);
+    let e = w
+        .tool(
+            owner(),
+            "prepare_withdraw_all",
+            json!({ "canister_id": vault.to_text(), "to": receiver().to_text() }),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "UNKNOWN_TOOL");
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn on_a_canister_registered_for_one_owner_only_that_owner_uses_its_tools() {
+    let w = World::new().setup();
+    register(&w, controller(), "vault", &unbound_form()).unwrap();
+    let t = futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: ledger_id(),
+            label: None,
+            forms: vec!["icrc1".into(), "vault".into()],
+            owner: Some(owner()),
+        },
+    ))
+    .unwrap();
+    assert_eq!(t.owner, Some(owner()));
+    assert!(t.skipped.is_empty());
+    let input = json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text() });
+    let before = snapshot(&w);
+    for (caller, on_behalf) in [
+        (other_owner(), None),
+        (stranger(), None),
+        (other_agent(), Some(other_owner())),
+    ] {
+        tool_host_engine::owners::authorize_agent(&*w, other_owner(), other_agent()).unwrap();
+        let e = w
+            .tool(caller, "prepare_withdraw_all", input.clone(), on_behalf)
+            .unwrap_err();
+        assert_eq!(e.code, "NOT_AUTHORIZED", "{caller}: {e:?}");
+        // Reads too.
+        let e = w
+            .tool(
+                caller,
+                "icrc1_balance_of",
+                json!({ "canister_id": ledger_id().to_text(), "account": receiver().to_text() }),
+                on_behalf,
+            )
+            .unwrap_err();
+        assert_eq!(e.code, "NOT_AUTHORIZED");
+    }
+    assert_eq!(snapshot(&w).0, before.0);
+    let r = w
+        .tool(agent(), "prepare_withdraw_all", input, Some(owner()))
+        .unwrap();
+    assert_eq!(structured(&r)["status"], json!("prepared"));
+}
+
+// Forms and canisters in use.
+
+#[test]
+fn a_form_or_canister_in_use_is_never_changed_under_its_intents() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    let in_use = |e: ApiError| {
+        assert_eq!(e.code, "IN_USE", "{e:?}");
+        assert!(
+            e.message.contains(&id.to_string()),
+            "names the intent: {}",
+            e.message
+        );
+    };
+    // Replacing the form.
+    let mut form = icrc1();
+    field_mut(&mut form, "TransferArg", "to")["describe"] = json!("changed");
+    in_use(register(&w, controller(), "icrc1", &form).unwrap_err());
+    // A new form whose tool names clash, which would take prepare_icrc1_transfer away.
+    let mut clash = icrc1();
+    clash["name"] = json!("clash");
+    in_use(register(&w, controller(), "clash", &clash).unwrap_err());
+    assert!(
+        !w.state.borrow().forms.contains_key(&"clash".to_string()),
+        "nothing changed"
+    );
+    // Dropping the form from the canister, or removing the canister.
+    in_use(
+        futures::executor::block_on(registry::register_canister(
+            &*w,
+            controller(),
+            RegisterCanisterArgs {
+                id: ledger_id(),
+                label: Some("TKA".into()),
+                forms: vec!["icrc2".into()],
+                owner: None,
+            },
+        ))
+        .unwrap_err(),
+    );
+    assert_eq!(
+        w.state.borrow().targets.get(&ledger_id()).unwrap().forms,
+        vec!["icrc1".to_string(), "icrc2".to_string()]
+    );
+    in_use(registry::remove_canister(&*w, controller(), ledger_id()).unwrap_err());
+    // Giving the canister to one owner.
+    in_use(
+        futures::executor::block_on(registry::register_canister(
+            &*w,
+            controller(),
+            RegisterCanisterArgs {
+                id: ledger_id(),
+                label: Some("TKA".into()),
+                forms: vec!["icrc1".into(), "icrc2".into()],
+                owner: Some(owner()),
+            },
+        ))
+        .unwrap_err(),
+    );
+    // A label change leaves every tool as it is.
+    futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: ledger_id(),
+            label: Some("TKA2".into()),
+            forms: vec!["icrc1".into(), "icrc2".into()],
+            owner: None,
+        },
+    ))
+    .unwrap();
+    // Once settled, the intent keeps what it needs to be read, and the form may change.
+    w.confirm(owner(), id, &d).unwrap();
+    register(&w, controller(), "icrc1", &form).unwrap();
+    let view = tool_host_engine::views::get_intent(&*w, owner(), id).unwrap();
+    assert_eq!(view.status, "done");
+    assert!(view.preview.contains("Transfer tokens"));
+}
+
+// Bounds on what any principal makes the canister keep or spend.
+
+fn with_limits(w: &World, f: impl FnOnce(&mut Limits)) {
+    let mut l = registry::get_limits(w, controller()).unwrap();
+    f(&mut l);
+    registry::set_limits(w, controller(), l).unwrap();
+}
+
+fn prepare_n(w: &World, n: usize, start: u64) -> Vec<ApiResult<ToolResult>> {
+    (0..n)
+        .map(|k| prepare(w, owner(), json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": format!("0.{:04}", start + k as u64) })))
+        .collect()
+}
+
+#[test]
+fn an_owner_keeps_at_most_max_intents_per_owner_settled_ones_included() {
+    let w = World::new().setup();
+    with_limits(&w, |l| {
+        l.max_open_intents_per_owner = 2;
+        l.max_intents_per_owner = 3;
+    });
+    for k in 0..3 {
+        let r = prepare_n(&w, 1, 1 + k).pop().unwrap().unwrap();
+        let id: u64 = structured(&r)["intent_id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
+    }
+    assert_eq!(w.state.borrow().kept_count(&owner()), 3);
+    let before = snapshot(&w);
+    let e = prepare_n(&w, 1, 9).pop().unwrap().unwrap_err();
+    assert_eq!(e.code, "LIMIT");
+    assert!(e.message.contains("keeps 3 intents"), "{}", e.message);
+    assert_eq!(snapshot(&w), before);
+    // Another owner is not held back by it.
+    assert!(w.tool(other_owner(), "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), None).is_ok());
+}
+
+#[test]
+fn the_host_keeps_at_most_max_intents_and_max_stored_input_bytes() {
+    let w = World::new().setup();
+    // Set low through the state: the API's lower bounds (1 000 intents, 1 MiB) are tested below.
+    w.state.borrow_mut().update_config(|c| {
+        c.limits.max_intents = 2;
+    });
+    assert!(prepare_n(&w, 2, 1).into_iter().all(|r| r.is_ok()));
+    assert_eq!(
+        prepare_n(&w, 1, 5).pop().unwrap().unwrap_err().code,
+        "LIMIT"
+    );
+    let w = World::new().setup();
+    let stored = |w: &World| w.state.borrow().config.get().stored_input_bytes;
+    assert!(prepare_n(&w, 1, 1).pop().unwrap().is_ok());
+    let one = stored(&w);
+    assert!(one > 0);
+    w.state
+        .borrow_mut()
+        .update_config(|c| c.limits.max_stored_input_bytes = 2 * one);
+    assert!(
+        prepare_n(&w, 1, 2).pop().unwrap().is_ok(),
+        "exactly at the bound"
+    );
+    let e = prepare_n(&w, 1, 3).pop().unwrap().unwrap_err();
+    assert_eq!(e.code, "LIMIT");
+    assert!(e.message.contains("bytes of tool inputs"), "{}", e.message);
+    assert_eq!(stored(&w), 2 * one);
+}
+
+#[test]
+fn stored_inputs_are_canonical_compact_json() {
+    let w = World::new().setup();
+    let input = format!(
+        "{{ \"to\" :   \"{}\",\n \"amount\": \"1\",  \"canister_id\": \"{}\" }}",
+        receiver().to_text(),
+        ledger_id().to_text()
+    );
+    let r = futures::executor::block_on(tool_host_engine::tools::call_tool(
+        &*w,
+        owner(),
+        CallToolArgs {
+            name: "prepare_icrc1_transfer".into(),
+            input,
+            owner: None,
+        },
+    ))
+    .unwrap();
+    let id: u64 = structured(&r)["intent_id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        w.intent(id).input_json,
+        format!(
+            "{{\"amount\":\"1\",\"canister_id\":\"{}\",\"to\":\"{}\"}}",
+            ledger_id().to_text(),
+            receiver().to_text()
+        )
+    );
+}
+
+#[test]
+fn read_tools_are_limited_per_owner_and_minute() {
+    let w = World::new().setup();
+    with_limits(&w, |l| l.max_reads_per_owner_per_minute = 3);
+    let read = |who| {
+        w.tool(
+            who,
+            "icrc1_balance_of",
+            json!({ "canister_id": ledger_id().to_text(), "account": receiver().to_text() }),
+            None,
+        )
+    };
+    for _ in 0..3 {
+        assert!(read(owner()).is_ok());
+    }
+    let calls = w.calls.borrow().len();
+    assert_eq!(read(owner()).unwrap_err().code, "LIMIT");
+    assert_eq!(w.calls.borrow().len(), calls, "nothing called");
+    assert!(read(other_owner()).is_ok(), "per owner");
+    w.advance(60 * SEC);
+    assert!(read(owner()).is_ok(), "per minute");
+}
+
+#[test]
+fn agent_authorizations_are_bounded_in_all() {
+    let w = World::new().setup();
+    w.state
+        .borrow_mut()
+        .update_config(|c| c.limits.max_agents_total = 3);
+    // The setup authorized one; fresh principals authorize the rest.
+    assert!(tool_host_engine::owners::authorize_agent(&*w, p(20), p(21)).is_ok());
+    assert!(tool_host_engine::owners::authorize_agent(&*w, p(22), p(23)).is_ok());
+    let e = tool_host_engine::owners::authorize_agent(&*w, p(24), p(25)).unwrap_err();
+    assert_eq!(e.code, "LIMIT");
+}
+
+#[test]
+fn the_new_limits_are_checked_at_their_bounds() {
+    let w = World::new().setup();
+    let ok = |f: &dyn Fn(&mut Limits)| {
+        let mut l = Limits::default();
+        f(&mut l);
+        registry::set_limits(&*w, controller(), l)
+            .map(|_| ())
+            .map_err(|e| e.message)
+    };
+    assert!(ok(&|l| l.max_intents = 1_000).is_ok());
+    assert!(ok(&|l| l.max_intents = 999).is_err());
+    assert!(ok(&|l| l.max_intents = 10_000_000).is_ok());
+    assert!(ok(&|l| l.max_intents = 10_000_001).is_err());
+    assert!(ok(&|l| l.max_intents_per_owner = l.max_open_intents_per_owner).is_ok());
+    assert!(ok(&|l| l.max_intents_per_owner = l.max_open_intents_per_owner - 1).is_err());
+    assert!(ok(&|l| l.max_intents_per_owner = 100_001).is_err());
+    assert!(ok(&|l| l.max_stored_input_bytes = 1 << 20).is_ok());
+    assert!(ok(&|l| l.max_stored_input_bytes = (1 << 20) - 1).is_err());
+    assert!(ok(&|l| l.max_stored_input_bytes = (64 << 30) + 1).is_err());
+    assert!(ok(&|l| l.max_reads_per_owner_per_minute = 0).is_err());
+    assert!(ok(&|l| l.max_reads_per_owner_per_minute = 10_000).is_ok());
+    assert!(ok(&|l| l.max_agents_total = 999).is_err());
+    assert!(ok(&|l| l.max_agents_total = 1_000).is_ok());
+}
+
+#[test]
+fn remove_canister_does_bounded_work_whatever_the_number_of_intents() {
+    let w = World::new().setup();
+    for k in 0..15u64 {
+        let o = p(100 + k as u8);
+        w.tool(o, "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), None).unwrap();
+    }
+    let e = registry::remove_canister(&*w, controller(), ledger_id()).unwrap_err();
+    assert_eq!(e.code, "IN_USE");
+    // It names at most ten.
+    assert!(e.message.contains(", ..."), "{}", e.message);
+}
