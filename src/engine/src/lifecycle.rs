@@ -92,7 +92,7 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
         }
         let mut last = 0;
         for _ in 0..n {
-            let id = s.next_intent_id();
+            let id = s.next_intent_id(t.input_json.len() as u64);
             let mut i = t.clone();
             i.id = id;
             i.owner = candid::Principal::from_slice(&id.to_be_bytes());

@@ -152,10 +152,13 @@ impl<M: Memory> State<M> {
         self.catalog = None;
     }
 
-    pub fn next_intent_id(&mut self) -> u64 {
+    /// A new intent's id, and its input's bytes counted as stored (one write of the config:
+    /// it is on every prepare).
+    pub fn next_intent_id(&mut self, input_bytes: u64) -> u64 {
         let mut id = 0;
         self.update_config(|c| {
             c.next_intent_id += 1;
+            c.stored_input_bytes = c.stored_input_bytes.saturating_add(input_bytes);
             id = c.next_intent_id;
         });
         id
@@ -177,7 +180,6 @@ impl<M: Memory> State<M> {
         let (owner, id, identity, status) =
             (intent.owner, intent.id, intent.identity, intent.status);
         let uses = use_key(&intent.form_id, &intent.canister, &intent.tool);
-        let input_len = intent.input_json.len() as u64;
         let before = self
             .intents
             .insert(id, intent)
@@ -188,7 +190,6 @@ impl<M: Memory> State<M> {
                 self.owner_intents.insert((owner, id), ());
                 let kept = self.owner_totals.get(&owner).unwrap_or(0);
                 self.owner_totals.insert(owner, kept + 1);
-                self.update_config(|c| c.stored_input_bytes += input_len);
                 if now_open {
                     self.intent_keys.insert((owner, identity), id);
                     self.open_uses.insert(UseEntry::new(&uses, id), ());

@@ -377,7 +377,7 @@ async fn prepare<R: Runtime>(
         if stored.saturating_add(input_json.len() as u64) > limits.max_stored_input_bytes {
             return Err(err(LIMIT, format!("the tool host keeps {stored} bytes of tool inputs; {} more would pass the limit of {}", input_json.len(), limits.max_stored_input_bytes)));
         }
-        let id = s.next_intent_id();
+        let id = s.next_intent_id(input_json.len() as u64);
         let preview = display::preview(plan, &out, &canister, &bytes, &id.to_string());
         let expires_at = now.saturating_add(limits.preview_ttl_seconds.saturating_mul(1_000_000_000));
         let intent = Intent {

@@ -376,7 +376,30 @@ fn consent_messages_are_open_to_everyone() {
     }
 }
 
-// The refusals of issue 9 (custody), for every role.
+// The refusals of issue 9 (custody), for every role: the six above and an admin that is not a
+// controller.
+
+fn admin() -> Principal {
+    p(9)
+}
+
+/// As [`check`], with an admin (not a controller) as a seventh role, last.
+fn check7(
+    method: &str,
+    want: [&str; 7],
+    call: impl Fn(&Rc<World>, Principal, u64, &[u8]) -> String,
+) {
+    for (k, want) in want.iter().enumerate() {
+        let (w, id, d) = world();
+        registry::add_admin(&*w, controller(), admin()).unwrap();
+        let (role, caller) = match ROLES.get(k) {
+            Some(r) => (*r, who(r)),
+            None => ("admin", admin()),
+        };
+        let got = call(&w, caller, id, &d);
+        assert_eq!(&got, want, "{method} called by {role}");
+    }
+}
 
 #[test]
 fn the_custody_refusals_hold_for_every_role() {
@@ -484,9 +507,8 @@ fn the_custody_refusals_hold_for_every_role() {
         |w, c, id, _| code(send::decline(&**w, c, id, Some(&[7; 32]))),
     );
     // decline's consent message without the digest: nobody learns anything.
-    for role in ROLES {
+    for role in ROLES.iter().copied().chain(["admin"]) {
         let (w, id, _) = world();
-        let _ = who(role);
         let arg = candid::encode_one(DeclineArgs {
             intent_id: id,
             digest: None,
