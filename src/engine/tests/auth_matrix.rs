@@ -405,10 +405,11 @@ fn check7(
 fn the_custody_refusals_hold_for_every_role() {
     // A transfer out of another owner's deposit, through a form that makes the source an input:
     // refused for whoever prepares it, the controller included.
-    check(
+    check7(
         "call_tool (prepare from another owner's deposit)",
         [
             "ANONYMOUS",
+            "CUSTODY",
             "CUSTODY",
             "CUSTODY",
             "CUSTODY",
@@ -444,7 +445,7 @@ fn the_custody_refusals_hold_for_every_role() {
         },
     );
     // A canister registered for the owner alone: only the owner and its agent use its tools.
-    check(
+    check7(
         "call_tool (prepare on the owner's own canister)",
         [
             "ANONYMOUS",
@@ -452,6 +453,7 @@ fn the_custody_refusals_hold_for_every_role() {
             "NOT_AUTHORIZED",
             "ok",
             "ok",
+            "NOT_AUTHORIZED",
             "NOT_AUTHORIZED",
         ],
         |w, c, id, _| {
@@ -472,7 +474,7 @@ fn the_custody_refusals_hold_for_every_role() {
         },
     );
     // Replacing a form its open intent uses: IN_USE for those who may register forms.
-    check(
+    check7(
         "register_form (replacing a form in use)",
         [
             "ANONYMOUS",
@@ -480,6 +482,7 @@ fn the_custody_refusals_hold_for_every_role() {
             "NOT_AUTHORIZED",
             "NOT_AUTHORIZED",
             "NOT_AUTHORIZED",
+            "IN_USE",
             "IN_USE",
         ],
         |w, c, _, _| {
@@ -494,7 +497,7 @@ fn the_custody_refusals_hold_for_every_role() {
         },
     );
     // Declining another preview than the current one.
-    check(
+    check7(
         "decline (with another digest)",
         [
             "ANONYMOUS",
@@ -502,6 +505,7 @@ fn the_custody_refusals_hold_for_every_role() {
             "NOT_OWNER",
             "NOT_OWNER",
             "DIGEST_MISMATCH",
+            "NOT_OWNER",
             "NOT_OWNER",
         ],
         |w, c, id, _| code(send::decline(&**w, c, id, Some(&[7; 32]))),
