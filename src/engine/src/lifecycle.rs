@@ -59,7 +59,7 @@ pub fn after_upgrade<R: Runtime>(rt: &R) {
                 }
                 _ => {
                     s.in_flight.remove(&id);
-                    s.due.remove(&(journal.watchdog_at, crate::model::task::WATCHDOG, id));
+                    s.watchdogs.remove(&(journal.watchdog_at, id));
                 }
             }
         }

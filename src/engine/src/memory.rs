@@ -33,8 +33,12 @@ pub const OPEN_USES: MemoryId = MemoryId::new(13);
 /// owner → intents kept (open and settled), for the per-owner bound.
 pub const OWNER_TOTALS: MemoryId = MemoryId::new(14);
 
+/// (watchdog time, intent id) of sends in flight: a small index of its own, so a send writes
+/// nothing to the large task index (which holds every settled intent's prune).
+pub const WATCHDOGS: MemoryId = MemoryId::new(15);
+
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 15] = [
+pub const ALL: [MemoryId; 16] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -50,4 +54,5 @@ pub const ALL: [MemoryId; 15] = [
     STAMP_FLOORS,
     OPEN_USES,
     OWNER_TOTALS,
+    WATCHDOGS,
 ];

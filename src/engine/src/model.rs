@@ -604,8 +604,7 @@ pub mod task {
     pub const PRUNE: u8 = 3;
     /// Refresh every target's refs (id 0).
     pub const REFRESH: u8 = 4;
-    /// A send still in flight well past its call deadline: its callback trapped or never ran.
-    pub const WATCHDOG: u8 = 5;
+    // 5 is not used: watchdogs have their own index (memory::WATCHDOGS).
 }
 
 #[cfg(test)]

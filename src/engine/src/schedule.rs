@@ -71,12 +71,29 @@ pub async fn tick<R: Runtime>(rt: &R) {
         at
     });
     rt.wake_at(fallback);
-    let batch: Vec<(u64, u8, u64)> = rt.with_state(|s| {
-        s.due
+    type Due = (Vec<(u64, u8, u64)>, Vec<(u64, u64)>);
+    let (batch, watchdogs): Due = rt.with_state(|s| {
+        let tasks = s
+            .due
             .keys()
             .take_while(|(at, _, _)| *at <= now)
             .take(BATCH)
-            .collect()
+            .collect();
+        let watchdogs = s
+            .watchdogs
+            .keys()
+            .take_while(|(at, _)| *at <= now)
+            .take(BATCH)
+            .collect();
+        (tasks, watchdogs)
+    });
+    let now = rt.now();
+    rt.with_state(|s| {
+        for key in watchdogs {
+            if s.watchdogs.remove(&key).is_some() {
+                watchdog(s, key.1, key.0, now);
+            }
+        }
     });
     for key in batch {
         let (at, kind, id) = key;
@@ -95,7 +112,6 @@ pub async fn tick<R: Runtime>(rt: &R) {
                         match kind {
                             task::EXPIRE => expire(s, id, now),
                             task::PRUNE => prune(s, id, now),
-                            task::WATCHDOG => watchdog(s, id, at, now),
                             _ => {}
                         }
                     }

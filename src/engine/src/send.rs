@@ -114,7 +114,7 @@ pub async fn send<R: Runtime>(
         let attempt = i.attempts.len() as u32;
         let watchdog_at = now.saturating_add(watchdog_delay(timeout));
         s.in_flight.insert(id, InFlight { attempt, log_length: None, journals: journal, watchdog_at });
-        s.schedule(watchdog_at, task::WATCHDOG, id);
+        s.schedule_watchdog(watchdog_at, id);
         s.put_intent(i.clone());
         Ok(Ok(Prepared { intent: i, attempt, tool, journal, timeout }))
     })?;

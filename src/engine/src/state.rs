@@ -93,6 +93,8 @@ pub struct State<M: Memory> {
     pub open_uses: StableBTreeMap<UseEntry, (), VM<M>>,
     /// owner → intents kept.
     pub owner_totals: StableBTreeMap<Principal, u32, VM<M>>,
+    /// (watchdog time, intent id) of sends in flight.
+    pub watchdogs: StableBTreeMap<(u64, u64), (), VM<M>>,
     /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
@@ -127,6 +129,7 @@ impl<M: Memory + Clone> State<M> {
             stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
             open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
             owner_totals: StableBTreeMap::init(mm.get(memory::OWNER_TOTALS)),
+            watchdogs: StableBTreeMap::init(mm.get(memory::WATCHDOGS)),
             catalog: None,
             armed_at: None,
             scheduled_since: None,
@@ -169,8 +172,20 @@ impl<M: Memory> State<M> {
         self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
     }
 
+    /// The earliest task or watchdog.
     pub fn next_due(&self) -> Option<u64> {
-        self.due.first_key_value().map(|((at, _, _), _)| at)
+        let task = self.due.first_key_value().map(|((at, _, _), _)| at);
+        let watchdog = self.watchdogs.first_key_value().map(|((at, _), _)| at);
+        match (task, watchdog) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A send's watchdog (see `schedule::tick`).
+    pub fn schedule_watchdog(&mut self, at: u64, id: u64) {
+        self.watchdogs.insert((at, id), ());
+        self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
     }
 
     /// Writes an intent, keeping the indexes and counts in step with its status. What it was
@@ -221,7 +236,7 @@ impl<M: Memory> State<M> {
         // goes with the status.
         if status != Status::InFlight && matches!(before, Some((Status::InFlight, _))) {
             if let Some(e) = self.in_flight.remove(&id) {
-                self.due.remove(&(e.watchdog_at, task::WATCHDOG, id));
+                self.watchdogs.remove(&(e.watchdog_at, id));
             }
         }
     }
@@ -265,7 +280,7 @@ impl<M: Memory> State<M> {
                         i.attempts.len()
                     ));
                 }
-                if !tasks.contains(&(j.watchdog_at, task::WATCHDOG, id)) {
+                if !self.watchdogs.contains_key(&(j.watchdog_at, id)) {
                     return Err(format!("intent {id} is in flight without its watchdog"));
                 }
             }
@@ -333,6 +348,14 @@ impl<M: Memory> State<M> {
                         "an identity key names intent {id}, which is not open"
                     ))
                 }
+            }
+        }
+        for e in self.watchdogs.iter() {
+            let (at, id) = *e.key();
+            if self.in_flight.get(&id).is_none_or(|j| j.watchdog_at != at) {
+                return Err(format!(
+                    "a watchdog at {at} names intent {id}, which is not in flight"
+                ));
             }
         }
         for e in self.in_flight.iter() {
