@@ -332,3 +332,164 @@ pub fn compare(block: &Value, e: &Expected) -> Verdict {
     }
     Verdict::Same
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candid::Nat;
+    use serde_bytes::ByteBuf;
+
+    fn owner() -> Principal {
+        Principal::from_slice(&[1; 10])
+    }
+    fn to() -> Principal {
+        Principal::from_slice(&[2; 10])
+    }
+    fn map(entries: Vec<(&str, Value)>) -> Value {
+        Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    }
+    fn acct(p: Principal, sub: Option<[u8; 32]>) -> Value {
+        let mut parts = vec![Value::Blob(ByteBuf::from(p.as_slice().to_vec()))];
+        if let Some(s) = sub {
+            parts.push(Value::Blob(ByteBuf::from(s.to_vec())));
+        }
+        Value::Array(parts)
+    }
+    fn nat(n: u64) -> Value {
+        Value::Nat(Nat::from(n))
+    }
+    fn expected() -> Expected {
+        Expected {
+            op: Op::Transfer,
+            from: Account {
+                owner: owner(),
+                subaccount: [0; 32],
+            },
+            to: Some(Account {
+                owner: to(),
+                subaccount: [0; 32],
+            }),
+            spender: None,
+            amount: BigUint::from(7u8),
+            fee: None,
+            memo: Some(b"order-7".to_vec()),
+            created_at_time: Some(1_735_689_600_000_000_000),
+            expected_allowance: None,
+            expires_at: None,
+        }
+    }
+    /// "A transfer of 7 with memo order-7" as docs/test-ledger.md shows each ledger writes it.
+    fn transfer_block(btype: bool, fee_in_block: u64) -> Value {
+        let mut tx = vec![
+            ("amt", nat(7)),
+            ("from", acct(owner(), None)),
+            ("memo", Value::Blob(ByteBuf::from(b"order-7".to_vec()))),
+            ("to", acct(to(), None)),
+            ("ts", nat(1_735_689_600_000_000_000)),
+        ];
+        let mut block = vec![
+            ("fee", nat(fee_in_block)),
+            ("ts", nat(1_735_689_600_000_000_003)),
+        ];
+        if btype {
+            block.push(("btype", Value::Text("1xfer".into())));
+        } else {
+            tx.push(("op", Value::Text("xfer".into())));
+        }
+        block.push(("tx", map(tx)));
+        map(block)
+    }
+
+    #[test]
+    fn both_ledgers_transfers_are_read_alike() {
+        assert_eq!(
+            compare(&transfer_block(true, 10_000), &expected()),
+            Verdict::Same
+        );
+        assert_eq!(
+            compare(&transfer_block(false, 100_000_000), &expected()),
+            Verdict::Same
+        );
+    }
+
+    #[test]
+    fn a_default_subaccount_written_as_zeros_is_the_same_account() {
+        let mut b = transfer_block(false, 0);
+        if let Value::Map(es) = &mut b {
+            let tx = es.iter_mut().find(|(k, _)| k == "tx").unwrap();
+            if let Value::Map(t) = &mut tx.1 {
+                t.iter_mut().find(|(k, _)| k == "from").unwrap().1 = acct(owner(), Some([0; 32]));
+            }
+        }
+        assert_eq!(compare(&b, &expected()), Verdict::Same);
+    }
+
+    #[test]
+    fn a_transfer_from_is_xfer_with_a_spender_in_either_style() {
+        let host = Principal::from_slice(&[9; 10]);
+        let mut e = expected();
+        e.spender = Some(Account {
+            owner: host,
+            subaccount: [0; 32],
+        });
+        for btype in [true, false] {
+            let mut tx = vec![
+                ("amt", nat(7)),
+                ("from", acct(owner(), None)),
+                ("memo", Value::Blob(ByteBuf::from(b"order-7".to_vec()))),
+                ("spender", acct(host, None)),
+                ("to", acct(to(), None)),
+                ("ts", nat(1_735_689_600_000_000_000)),
+            ];
+            let mut block = vec![("fee", nat(100))];
+            if btype {
+                block.push(("btype", Value::Text("2xfer".into())));
+            } else {
+                tx.push(("op", Value::Text("xfer".into())));
+            }
+            block.push(("tx", map(tx)));
+            assert_eq!(compare(&map(block), &e), Verdict::Same, "btype {btype}");
+            // Without its spender it is someone else's transfer.
+            assert_eq!(compare(&transfer_block(btype, 0), &e), Verdict::Other);
+        }
+    }
+
+    #[test]
+    fn a_mint_with_the_cycles_ledgers_fees_is_never_a_transfer() {
+        let mint = map(vec![
+            ("fee", nat(0)),
+            (
+                "tx",
+                map(vec![
+                    ("amt", nat(7)),
+                    ("fee", nat(100_000_000)),
+                    ("op", Value::Text("mint".into())),
+                    ("to", acct(to(), None)),
+                ]),
+            ),
+        ]);
+        assert_eq!(compare(&mint, &expected()), Verdict::Other);
+    }
+
+    #[test]
+    fn a_stated_fee_is_the_transactions_and_a_nat64_reads_as_its_number() {
+        let mut e = expected();
+        e.fee = Some(BigUint::from(10_000u32));
+        let mut b = transfer_block(false, 0);
+        if let Value::Map(es) = &mut b {
+            es.retain(|(k, _)| k != "fee");
+            let tx = es.iter_mut().find(|(k, _)| k == "tx").unwrap();
+            if let Value::Map(t) = &mut tx.1 {
+                t.push(("fee".into(), Value::Nat64(10_000)));
+            }
+        }
+        assert_eq!(compare(&b, &e), Verdict::Same);
+        e.fee = Some(BigUint::from(9_999u32));
+        assert!(matches!(compare(&b, &e), Verdict::Conflict(_)));
+    }
+}
