@@ -642,7 +642,8 @@ fn check(sim: &Sim, quiet: bool) -> Result<(), String> {
         // Nothing running: the timer is armed at or before the earliest task.
         // (A tick that trapped leaves its fallback wake-up, a call's deadline later.)
         if let Some(next) = state.next_due() {
-            let fallback = sim.now.get() + tool_host_engine::schedule::fallback_ns(60);
+            // The longest call timeout a schedule sets (a fallback armed before a change).
+            let fallback = sim.now.get() + tool_host_engine::schedule::fallback_ns(300);
             match sim.timer.get() {
                 Some(t) if t <= next.max(fallback) => {}
                 other => {
@@ -821,7 +822,7 @@ fn one_step<'a>(sim: &'a Sim, ops: &mut Vec<Op<'a>>) -> String {
         .borrow()
         .values()
         .any(|s| matches!(s, Slot::Waiting));
-    let table: [(u64, bool); 17] = [
+    let table: [(u64, bool); 21] = [
         (12, true),                              // 0 prepare
         (16, open),                              // 1 confirm
         (3, open),                               // 2 decline
@@ -839,6 +840,10 @@ fn one_step<'a>(sim: &'a Sim, ops: &mut Vec<Op<'a>>) -> String {
         (1, true),                               // 14 an upgrade
         (2, !ops.is_empty()),                    // 15 a callback traps
         (6, !ops.is_empty()),                    // 16 the newest operation runs on
+        (1, true),                               // 17 an admin sets limits
+        (1, true),                               // 18 an admin refreshes refs
+        (1, true),                               // 19 the clock jumps days (prunes)
+        (1, true),                               // 20 the canister is removed / registered
     ];
     let total: u64 = table.iter().filter(|(_, on)| *on).map(|(w, _)| w).sum();
     let mut r = rng.below(total);
@@ -1126,6 +1131,68 @@ fn one_step<'a>(sim: &'a Sim, ops: &mut Vec<Op<'a>>) -> String {
         16 => {
             drop(rng);
             focus(sim, ops)
+        }
+        17 => {
+            let mut l = sim.state.borrow().limits();
+            l.retention_seconds = *rng.pick(&[3_600u64, 30 * 86_400]).unwrap();
+            l.call_timeout_seconds = *rng.pick(&[10u32, 60, 300]).unwrap();
+            l.reconcile_delay_seconds = *rng.pick(&[1u64, 10, 600]).unwrap();
+            l.preview_ttl_seconds = *rng.pick(&[60u64, 3_600]).unwrap();
+            drop(rng);
+            let what = format!(
+                "limits: retention {} s, timeout {} s, reconcile delay {} s, ttl {} s",
+                l.retention_seconds,
+                l.call_timeout_seconds,
+                l.reconcile_delay_seconds,
+                l.preview_ttl_seconds
+            );
+            tool_host_engine::registry::set_limits(sim, controller(), l).unwrap();
+            what
+        }
+        18 => {
+            drop(rng);
+            ops.push((
+                sim.op_id(),
+                "refresh refs".into(),
+                Box::pin(async move {
+                    let _ = tool_host_engine::registry::refresh_refs(sim, controller(), None).await;
+                }),
+            ));
+            "refresh refs".into()
+        }
+        19 => {
+            let days = 1 + rng.below(8);
+            drop(rng);
+            sim.now.set(sim.now.get() + days * 86_400 * SEC);
+            sim.expire_calls();
+            format!("clock +{days} days")
+        }
+        20 => {
+            drop(rng);
+            let registered = sim.state.borrow().targets.contains_key(&ledger_id());
+            if registered {
+                let r = tool_host_engine::registry::remove_canister(sim, controller(), ledger_id());
+                format!("remove the canister: {:?}", r.map_err(|e| e.code))
+            } else {
+                ops.push((
+                    sim.op_id(),
+                    "register the canister".into(),
+                    Box::pin(async move {
+                        let _ = tool_host_engine::registry::register_canister(
+                            sim,
+                            controller(),
+                            RegisterCanisterArgs {
+                                id: ledger_id(),
+                                label: Some("TKA".into()),
+                                forms: vec!["icrc1".into(), "icrc2".into()],
+                                owner: None,
+                            },
+                        )
+                        .await;
+                    }),
+                ));
+                "register the canister".into()
+            }
         }
         _ => {
             if ops.is_empty() {
