@@ -18,6 +18,9 @@ pub const SETTLED: &str = "SETTLED";
 pub const IN_FLIGHT: &str = "IN_FLIGHT";
 pub const HELD: &str = "HELD";
 pub const IN_USE: &str = "IN_USE";
+/// Forms or canisters changed while the call awaited (a prepare reading name sets): nothing was
+/// stored; the same call again reads against what is registered now.
+pub const RETRY: &str = "RETRY";
 pub const CALL_FAILED: &str = "CALL_FAILED";
 
 pub fn err(code: &str, message: impl Into<String>) -> ApiError {

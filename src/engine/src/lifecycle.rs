@@ -34,6 +34,9 @@ pub fn check_upgrade<R: Runtime>(rt: &R, force: bool) -> Result<(), String> {
 pub fn after_upgrade<R: Runtime>(rt: &R) {
     let now = rt.now();
     rt.with_state(|s| {
+        if !s.config.get().indexes_built {
+            build_indexes(s);
+        }
         // Version 1's journal: its entries carried over, then the retired structure emptied.
         if let Some(mut old) = s.in_flight_v1.take() {
             let entries: Vec<(u64, u64)> = old.iter().map(|e| e.into_pair()).collect();
@@ -67,6 +70,43 @@ pub fn after_upgrade<R: Runtime>(rt: &R) {
     });
     schedule::ensure_refresh(rt);
     schedule::restart(rt);
+}
+
+/// After an upgrade from version 1 (once): the indexes version 2 added are built from the
+/// intents kept — every stamp raises its arguments' floor, every intent not settled enters the
+/// uses index, every intent counts for its owner and its input for the stored bytes. The one
+/// upgrade that reads every intent; later ones read none.
+fn build_indexes<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>) {
+    let mut stored = 0u64;
+    let mut owners: std::collections::BTreeMap<candid::Principal, u32> = Default::default();
+    let mut floors: std::collections::BTreeMap<(candid::Principal, [u8; 32]), u64> =
+        Default::default();
+    let mut uses = vec![];
+    for e in s.intents.iter() {
+        let (id, i) = e.into_pair();
+        stored += i.input_json.len() as u64;
+        *owners.entry(i.owner).or_default() += 1;
+        if let Some(stamp) = i.stamp_ns {
+            let f = floors.entry((i.owner, i.identity)).or_insert(stamp);
+            *f = (*f).max(stamp);
+        }
+        if !i.status.is_final() {
+            uses.push((crate::state::use_key(&i.form_id, &i.canister, &i.tool), id));
+        }
+    }
+    for ((owner, identity), stamp) in floors {
+        s.raise_stamp_floor(owner, identity, stamp);
+    }
+    for (k, id) in uses {
+        s.open_uses.insert(crate::state::UseEntry::new(&k, id), ());
+    }
+    for (o, n) in owners {
+        s.owner_totals.insert(o, n);
+    }
+    s.update_config(|c| {
+        c.stored_input_bytes = stored;
+        c.indexes_built = true;
+    });
 }
 
 pub fn stats<R: Runtime>(rt: &R, stable_bytes: u64) -> Stats {

@@ -139,7 +139,7 @@ impl Default for Limits {
 }
 
 /// Counters and settings kept in one cell.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
     pub next_intent_id: u64,
     pub limits: Limits,
@@ -147,8 +147,26 @@ pub struct Config {
     pub catalog_revision: u64,
     /// When the next refs refresh is scheduled (one at a time).
     pub refresh_at: Option<u64>,
-    /// Bytes of the tool inputs of the intents kept (counted from version 2 of this record on).
+    /// Bytes of the tool inputs of the intents kept.
     pub stored_input_bytes: u64,
+    /// The indexes that came with version 2 (stamp floors, uses, owners' counts) were built
+    /// from the intents of an earlier version: false after an upgrade from version 1, until
+    /// `post_upgrade` has built them (once).
+    pub indexes_built: bool,
+}
+
+impl Default for Config {
+    /// A fresh install: nothing to build from an earlier version.
+    fn default() -> Self {
+        Config {
+            next_intent_id: 0,
+            limits: Limits::default(),
+            catalog_revision: 0,
+            refresh_at: None,
+            stored_input_bytes: 0,
+            indexes_built: true,
+        }
+    }
 }
 
 impl Storable for Config {
@@ -167,8 +185,9 @@ impl Storable for Config {
                     limits: o.limits.into(),
                     catalog_revision: o.catalog_revision,
                     refresh_at: o.refresh_at,
-                    // Inputs stored before are not counted; they leave with their retention.
+                    // Counted, with the other new indexes, by the upgrade's migration.
                     stored_input_bytes: 0,
+                    indexes_built: false,
                 }
             }
             _ => decode(&bytes, "config", 2),
@@ -404,6 +423,9 @@ pub struct Intent {
     pub held_for_good: bool,
     /// The name set entries the input used.
     pub names: Vec<StoredName>,
+    /// The highest stamp this intent was ever given (a `CreatedInFuture` re-stamp can go below
+    /// its first): its floor goes with it, and it is kept until that stamp is past the window.
+    pub max_stamp: Option<u64>,
     /// The highest stamp handed out for the same arguments before this intent took its first:
     /// the floor a `CreatedInFuture` cap must stay above (this intent's own earlier stamps were
     /// all refused as created in the future, and a cap is far below them).
@@ -576,6 +598,7 @@ pub mod v1 {
                 // Unknown for version 1: its own stamp is the safe floor (a cap then only moves
                 // above it if the target would still accept that).
                 prior_floor: o.stamp_ns,
+                max_stamp: o.stamp_ns,
             }
         }
     }
@@ -619,6 +642,7 @@ mod tests {
             catalog_revision: 3,
             refresh_at: None,
             stored_input_bytes: 9,
+            indexes_built: true,
         };
         let bytes = c.to_bytes().into_owned();
         assert_eq!(bytes[0], 2);
@@ -654,6 +678,7 @@ mod tests {
         assert_eq!(c.limits.preview_ttl_seconds, 120);
         assert_eq!(c.limits.max_intents, d.max_intents);
         assert_eq!(c.stored_input_bytes, 0);
+        assert!(!c.indexes_built, "built by the upgrade");
     }
 
     #[test]

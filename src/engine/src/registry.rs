@@ -427,22 +427,38 @@ pub async fn refresh_refs<R: Runtime>(
 /// Reads a target's refs (every `query:` source of its forms) and whether it lists ICRC-3.
 /// Nothing is held across the awaits; the result is written only if the target still exists.
 pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
-    let Some((sources, timeout)) = rt.with_state(|s| {
+    let Some((sources, refused, timeout)) = rt.with_state(|s| {
         let t = s.targets.get(&id)?;
         let mut sources = std::collections::BTreeSet::new();
+        let mut queries = std::collections::BTreeSet::new();
         for f in &t.forms {
             if let Some(stored) = s.forms.get(f) {
                 if let Ok(form) = parse_form(stored.json.as_bytes()) {
                     sources.extend(ref_sources(&form));
+                    // The methods a ref may read: queries of the form without arguments.
+                    queries.extend(
+                        form.methods
+                            .iter()
+                            .filter(|(_, m)| m.mode.is_query() && m.args.is_empty())
+                            .map(|(n, _)| n.clone()),
+                    );
                 }
             }
         }
-        Some((sources, s.limits().call_timeout_seconds))
+        let (sources, refused): (Vec<String>, Vec<String>) = sources
+            .into_iter()
+            .partition(|src| queries.contains(src.trim_start_matches("query:")));
+        Some((sources, refused, s.limits().call_timeout_seconds))
     }) else {
         return;
     };
     let mut refs = Map::new();
-    let mut errors = vec![];
+    // A ref is read only from a query the form declares without arguments: an update (which
+    // nobody confirmed) is never called to read one.
+    let mut errors: Vec<String> = refused
+        .iter()
+        .map(|src| format!("{src}: not a query of the forms without arguments; not read"))
+        .collect();
     for src in &sources {
         let method = src.trim_start_matches("query:");
         match rt.call(id, method, NO_ARGS.to_vec(), timeout).await {

@@ -300,7 +300,7 @@ fn finish<R: Runtime>(rt: &R, id: u64, p: Prepared, result: SendResult) -> ToolR
         if let Some(why) = restamp_issue {
             v.restamp_error = Some(why);
         }
-        let text = match word {
+        let text = match outcome_word.as_str() {
             "retry_new" if i.status == Status::Open => format!("Intent {id}: the target asked for a new stamp; a new preview waits for the owner's confirmation: {}", i.summary),
             w => {
                 // Every send ends here: pushed, not formatted.
@@ -427,7 +427,7 @@ pub fn prune_due<M: Memory>(s: &State<M>, i: &Intent) -> u64 {
     let retention = s.limits().retention_seconds.saturating_mul(SEC);
     let settled = i.settled_at.unwrap_or(i.updated_at);
     let mut due = settled.saturating_add(retention);
-    if let Some(stamp) = i.stamp_ns {
+    if let Some(stamp) = i.max_stamp.or(i.stamp_ns) {
         due = due.max(stamp.saturating_add(FLOOR_KEEP_NS));
     }
     due
@@ -562,6 +562,7 @@ fn restamp<M: Memory>(
     let ttl = s.limits().preview_ttl_seconds.saturating_mul(SEC);
     if let Some(stamp) = out.stamp_ns {
         s.raise_stamp_floor(i.owner, i.identity, stamp);
+        i.max_stamp = Some(i.max_stamp.map_or(stamp, |m| m.max(stamp)));
     }
     i.digest = Sha256::digest(&bytes).into();
     i.arg = bytes;

@@ -302,9 +302,13 @@ impl<M: Memory> State<M> {
             {
                 return Err(format!("settled intent {id} has no prune task"));
             }
+            // A floor is kept while any intent of its arguments may still be sent, and at least
+            // until its stamp is past every ledger's window; a settled intent may outlive it
+            // (a later one of the same arguments, pruned first, took it), but never below it.
             if let Some(stamp) = i.stamp_ns {
                 let floor = self.stamp_floor(i.owner, i.identity);
-                if floor.is_none_or(|f| f < stamp) {
+                let missing_ok = i.status.is_final() && floor.is_none();
+                if !missing_ok && floor.is_none_or(|f| f < stamp) {
                     return Err(format!(
                         "intent {id}: its stamp {stamp} is above its arguments' floor {floor:?}"
                     ));
@@ -415,8 +419,10 @@ impl<M: Memory> State<M> {
             self.in_flight.remove(&id);
             // Its stamp no longer needs a floor once it is past any ledger's window (the prune
             // waits for that: send::prune_due).
-            if let (Some(stamp), Some(floor)) = (i.stamp_ns, self.stamp_floor(i.owner, i.identity))
-            {
+            if let (Some(stamp), Some(floor)) = (
+                i.max_stamp.or(i.stamp_ns),
+                self.stamp_floor(i.owner, i.identity),
+            ) {
                 if floor <= stamp {
                     self.stamp_floors.remove(&(i.owner, i.identity));
                 }

@@ -251,12 +251,15 @@ async fn read_tool<R: Runtime>(
 ) -> ApiResult<ToolResult> {
     let plan = tool.plan();
     let input = parse_input(input)?;
-    let now = rt.now();
-    rt.with_state(|s| count_read(s, owner, now))?;
     let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
     let names = name_sets(rt, plan, &input, &canisters).await;
     let (out, canister) = read_with(plan, &input, &canisters, owner, rt.now(), names.as_ref())?;
-    rt.with_state(|s| target_access(s, &plan.name, canister.id, owner))?;
+    let now = rt.now();
+    // Counted only for a read that is made: a refused one spends nothing.
+    rt.with_state(|s| {
+        target_access(s, &plan.name, canister.id, owner)?;
+        count_read(s, owner, now)
+    })?;
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
     let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
@@ -309,7 +312,10 @@ async fn prepare<R: Runtime>(
     let now = rt.now();
     rt.mark("prepare: start");
     let input = parse_input(input)?;
-    let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
+    let (canisters, revision) = rt.with_state(|s| {
+        let c = catalog::current(s).canisters.clone();
+        (c, s.config.get().catalog_revision)
+    });
     rt.mark("read_input: canisters");
     // Names are read once, here, and kept with the intent for its re-stamps.
     let names = name_sets(rt, plan, &input, &canisters).await;
@@ -364,6 +370,12 @@ async fn prepare<R: Runtime>(
     let limits = rt.with_state(|s| s.limits());
     let input_json = canonical_json(&input);
     let created = rt.with_state(|s| {
+        // The plan, the canister and its forms were read before the name sets' await: a
+        // registration change since (a canister removed, a form dropped or replaced) stores
+        // nothing.
+        if s.config.get().catalog_revision != revision {
+            return Err(err(RETRY, "forms or canisters changed while the input was read; nothing was stored: call the tool again"));
+        }
         if s.open_count(&owner) >= limits.max_open_intents_per_owner {
             return Err(err(LIMIT, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
         }
@@ -417,6 +429,7 @@ async fn prepare<R: Runtime>(
             held_for_good: false,
             names: used,
             prior_floor: floor,
+            max_stamp: out.stamp_ns,
         };
         if let Some(stamp) = intent.stamp_ns {
             s.raise_stamp_floor(owner, identity, stamp);

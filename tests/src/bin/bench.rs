@@ -119,7 +119,7 @@ fn prepare_and_confirm(w: &mut World, amount: &str) -> Check<Costs> {
 
 fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
     let mut w = World::deploy(b, LedgerKind::Test)?;
-    let (host, c) = (w.host.0, w.p.controller);
+    let c = w.p.controller;
     // Nine more ledgers: ICRC-1 + ICRC-2 on ten canisters.
     let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
     for i in 1..10 {
