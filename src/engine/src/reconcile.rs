@@ -411,7 +411,7 @@ pub async fn run<R: Rt>(rt: &R, id: u64, task_at: u64) {
     let now = rt.now();
     rt.with_state(|s| {
         if learned_icrc3 {
-            if let Some(mut t) = s.targets.get(&job.canister) {
+            if let Some(mut t) = s.targets.get(&job.canister).filter(|t| !t.icrc3) {
                 t.icrc3 = true;
                 s.targets.insert(job.canister, t);
                 s.bump_catalog();

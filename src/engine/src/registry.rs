@@ -76,6 +76,7 @@ pub fn register_form<R: Runtime>(
         if !used.is_empty() {
             return Err(in_use(format!("form '{}'", args.id), &used));
         }
+        let broken_before = broken_uses(s);
         let before = s.forms.insert(
             args.id.clone(),
             StoredForm {
@@ -85,7 +86,7 @@ pub fn register_form<R: Runtime>(
             },
         );
         s.bump_catalog();
-        if let Err(e) = check_uses(s) {
+        if let Err(e) = check_uses(s, &broken_before) {
             // Put back what was there: nothing changes.
             match before {
                 Some(f) => s.forms.insert(args.id.clone(), f),
@@ -116,32 +117,44 @@ fn in_use(what: String, ids: &[u64]) -> ApiError {
 /// Intents named in an `IN_USE` refusal at most.
 const IN_USE_NAMED: usize = 10;
 
-/// After a registration change: every tool an intent not settled uses must still be offered,
-/// by the same form, on the same canister (a new form can also take a tool's name away).
-fn check_uses<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>) -> ApiResult<()> {
+/// The uses whose tool is no longer offered by their form on their canister (none, but for
+/// intents carried over from a version that did not guard registrations, or tools a newer
+/// rule skips): a change is refused only for uses it breaks, never for ones broken before it.
+fn broken_uses<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+) -> std::collections::BTreeSet<String> {
     let uses = s.uses_in_use();
     let cat = catalog::current(s);
-    let mut broken = None;
-    for k in &uses {
-        let mut parts = k.split('\0');
-        let (form, canister, tool) = (
-            parts.next().unwrap_or(""),
-            parts.next().unwrap_or(""),
-            parts.next().unwrap_or(""),
-        );
-        let ok = cat.tool(tool).is_some_and(|t| t.plan().form.id == form)
-            && cat
-                .canisters
-                .iter()
-                .any(|c| c.id.to_text() == canister && c.applies_to(form));
-        if !ok {
-            broken = Some((k.clone(), tool.to_string()));
-            break;
-        }
-    }
+    uses.into_iter()
+        .filter(|k| {
+            let mut parts = k.split('\0');
+            let (form, canister, tool) = (
+                parts.next().unwrap_or(""),
+                parts.next().unwrap_or(""),
+                parts.next().unwrap_or(""),
+            );
+            let offered = cat.tool(tool).is_some_and(|t| t.plan().form.id == form)
+                && cat
+                    .canisters
+                    .iter()
+                    .any(|c| c.id.to_text() == canister && c.applies_to(form));
+            !offered
+        })
+        .collect()
+}
+
+/// After a registration change: every tool an intent not settled uses must still be offered,
+/// by the same form, on the same canister (a new form can also take a tool's name away), unless
+/// it was not offered before the change either (`before`: `broken_uses` then).
+fn check_uses<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+    before: &std::collections::BTreeSet<String>,
+) -> ApiResult<()> {
+    let broken = broken_uses(s).into_iter().find(|k| !before.contains(k));
     match broken {
         None => Ok(()),
-        Some((k, tool)) => {
+        Some(k) => {
+            let tool = k.rsplit('\0').next().unwrap_or("").to_string();
             let ids = s.open_uses_with(&k, IN_USE_NAMED);
             Err(in_use(
                 format!("the tool {tool} (it would no longer be offered)"),
@@ -304,9 +317,10 @@ pub async fn register_canister<R: Runtime>(
                 }
             }
         }
+        let broken_before = broken_uses(s);
         s.targets.insert(args.id, t);
         s.bump_catalog();
-        if let Err(e) = check_uses(s) {
+        if let Err(e) = check_uses(s, &broken_before) {
             match existing {
                 Some(old) => s.targets.insert(args.id, old),
                 None => s.targets.remove(&args.id),
@@ -508,14 +522,19 @@ pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
             // A ref that could not be read this time keeps its last value.
             let mut merged = old;
             merged.extend(refs);
-            t.refs_json = Value::Object(merged).to_string();
+            let refs_json = Value::Object(merged).to_string();
+            let icrc3 = icrc3.unwrap_or(t.icrc3);
+            // Plans read only the refs and the ICRC-3 flag: a refresh that changes neither
+            // leaves the catalog (and prepares awaiting name sets) alone.
+            let changed = refs_json != t.refs_json || icrc3 != t.icrc3;
+            t.refs_json = refs_json;
+            t.icrc3 = icrc3;
             t.refs_updated_at = Some(now);
             t.refs_error = (!errors.is_empty()).then(|| errors.join("; "));
-            if let Some(listed) = icrc3 {
-                t.icrc3 = listed;
-            }
             s.targets.insert(id, t);
-            s.bump_catalog();
+            if changed {
+                s.bump_catalog();
+            }
         }
     });
 }

@@ -135,12 +135,23 @@ async fn name_sets<R: Runtime>(
     }
 }
 
-/// Counts one read tool call of `owner` (each costs the host a call): at most
-/// `max_reads_per_owner_per_minute` in a minute.
-fn count_read<M: ic_stable_structures::Memory>(
+/// What `read_budget` does with one read tool call of `owner` (each costs the host calls): at
+/// most `max_reads_per_owner_per_minute` in a minute.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Budget {
+    /// Refused if the minute's budget is spent; nothing counted (before any call is made).
+    Check,
+    /// Refused if spent, else counted (the read's own call is next).
+    CheckAndCount,
+    /// Counted whatever is left (calls were made already: the name sets').
+    Count,
+}
+
+fn read_budget<M: ic_stable_structures::Memory>(
     s: &mut crate::state::State<M>,
     owner: Principal,
     now: u64,
+    what: Budget,
 ) -> ApiResult<()> {
     let max = s.limits().max_reads_per_owner_per_minute;
     let minute = now / 60_000_000_000;
@@ -151,10 +162,12 @@ fn count_read<M: ic_stable_structures::Memory>(
     if e.0 != minute {
         *e = (minute, 0);
     }
-    if e.1 >= max {
+    if what != Budget::Count && e.1 >= max {
         return Err(err(LIMIT, format!("{owner} made {max} read tool calls this minute, the most allowed; try again in a minute")));
     }
-    e.1 += 1;
+    if what != Budget::Check {
+        e.1 = e.1.saturating_add(1);
+    }
     Ok(())
 }
 
@@ -251,14 +264,35 @@ async fn read_tool<R: Runtime>(
 ) -> ApiResult<ToolResult> {
     let plan = tool.plan();
     let input = parse_input(input)?;
-    let canisters = rt.with_state(|s| catalog::current(s).canisters.clone());
-    let names = name_sets(rt, plan, &input, &canisters).await;
-    let (out, canister) = read_with(plan, &input, &canisters, owner, rt.now(), names.as_ref())?;
+    // Checked before any call; counted once the host makes one (the name sets' or the read's):
+    // a read refused before either spends nothing, and none makes calls past the budget.
     let now = rt.now();
-    // Counted only for a read that is made: a refused one spends nothing.
+    let (canisters, revision) = rt.with_state(|s| {
+        read_budget(s, owner, now, Budget::Check)?;
+        let c = catalog::current(s).canisters.clone();
+        Ok::<_, ApiError>((c, s.config.get().catalog_revision))
+    })?;
+    let names = name_sets(rt, plan, &input, &canisters).await;
+    let counted = names.is_some();
+    let now = rt.now();
+    rt.with_state(|s| {
+        if counted {
+            read_budget(s, owner, now, Budget::Count)?;
+        }
+        // The plan and the canister were read before the name sets' await: a registration
+        // change since (a canister removed, a form dropped) makes no call.
+        if s.config.get().catalog_revision != revision {
+            return Err(err(RETRY, "forms or canisters changed while the input was read; nothing was called: call the tool again"));
+        }
+        Ok(())
+    })?;
+    let (out, canister) = read_with(plan, &input, &canisters, owner, now, names.as_ref())?;
     rt.with_state(|s| {
         target_access(s, &plan.name, canister.id, owner)?;
-        count_read(s, owner, now)
+        if !counted {
+            read_budget(s, owner, now, Budget::CheckAndCount)?;
+        }
+        Ok::<_, ApiError>(())
     })?;
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;

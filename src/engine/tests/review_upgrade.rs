@@ -209,3 +209,74 @@ fn a_stamp_handed_out_before_the_upgrade_is_never_handed_out_again() {
     );
     assert_eq!(blocks, 2);
 }
+
+/// The released version let a canister drop a form that open intents used (its
+/// `register_canister` had no guard). After the upgrade such an intent is in the uses index
+/// with a tool no canister offers: that must not make every registration change `IN_USE`
+/// (a held intent never settles, so the freeze would be for good); a change that would break
+/// a use that still works is refused as before, and the form the intent uses stays.
+#[test]
+fn an_intent_the_released_version_orphaned_does_not_freeze_registrations() {
+    let w = World::new().setup();
+    let (c, _) = w.prepare("2");
+    // What the released version allowed: the canister re-registered without `icrc1`.
+    {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&ledger_id()).unwrap();
+        t.forms = vec!["icrc2".into()];
+        s.targets.insert(ledger_id(), t);
+        s.bump_catalog();
+    }
+    as_released_then_upgrade(&w);
+    assert_eq!(w.intent(c).status, Status::Open);
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    let other = candid::Principal::from_slice(&[7; 10]);
+    let r = futures::executor::block_on(tool_host_engine::registry::register_canister(
+        &*w,
+        controller(),
+        tool_host_engine::types::RegisterCanisterArgs {
+            id: other,
+            label: Some("TKB".into()),
+            forms: vec!["icrc2".into()],
+            owner: None,
+        },
+    ));
+    assert!(r.is_ok(), "an unrelated registration: {r:?}");
+    // The intent's own form is still guarded.
+    let r = tool_host_engine::registry::register_form(
+        &*w,
+        controller(),
+        tool_host_engine::types::RegisterFormArgs {
+            id: "icrc1".into(),
+            json: tool_host_core::packs::ICRC1.into(),
+        },
+    );
+    assert_eq!(r.map(|_| ()).map_err(|e| e.code), Err("IN_USE".to_string()));
+    // A use that still works is still protected: with an approve prepared, swapping the
+    // ledger's icrc2 for icrc1 is refused, naming it.
+    let (id, _) = {
+        let r = w
+            .tool(
+                agent(),
+                "prepare_icrc2_approve",
+                serde_json::json!({ "canister_id": ledger_id().to_text(), "spender": receiver().to_text(), "amount": "1" }),
+                Some(owner()),
+            )
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&r.structured).unwrap();
+        (v["intent_id"].as_str().unwrap().to_string(), ())
+    };
+    let r = futures::executor::block_on(tool_host_engine::registry::register_canister(
+        &*w,
+        controller(),
+        tool_host_engine::types::RegisterCanisterArgs {
+            id: ledger_id(),
+            label: Some("TKA".into()),
+            forms: vec!["icrc1".into()],
+            owner: None,
+        },
+    ));
+    let e = r.unwrap_err();
+    assert_eq!(e.code, "IN_USE");
+    assert!(e.message.contains(&id), "{}", e.message);
+}
