@@ -13,6 +13,8 @@ use tool_host_core::read::{parse_input, read_tool_input, Canister, ReadContext};
 use tool_host_core::text::principal::parse_principal;
 use tool_host_core::{candid_types, codec, display, packs, schema};
 
+mod agent;
+
 #[derive(Parser)]
 #[command(
     name = "tool-host",
@@ -79,19 +81,29 @@ enum Command {
         #[arg(long)]
         reply: String,
     },
+    /// The agent method: prepare one bounded model request, render it for a provider, and
+    /// check the answer (docs/agent.md).
+    Agent {
+        #[command(subcommand)]
+        command: agent::AgentCommand,
+    },
 }
 
 /// A failure: what to print (JSON) and the exit code.
-struct Fail(Value, u8);
+pub(crate) struct Fail(pub(crate) Value, pub(crate) u8);
 
-fn usage(msg: impl Into<String>) -> Fail {
+pub(crate) fn usage(msg: impl Into<String>) -> Fail {
     Fail(json!({ "error": msg.into() }), 2)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
-        Ok(v) => {
+        Ok(Printed::Value(v)) => {
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Ok(Printed::Json(v)) => {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             ExitCode::SUCCESS
         }
@@ -188,8 +200,23 @@ fn read_file_or_text(arg: &str) -> Result<String, Fail> {
     }
 }
 
-fn run(cmd: Command) -> Result<Value, Fail> {
+/// What a command prints: the agent method's JSON/0 keeps its members' order (serde_json's
+/// `Value` sorts them).
+enum Printed {
+    Value(Value),
+    Json(tool_host_core::agent::Json),
+}
+
+fn run(cmd: Command) -> Result<Printed, Fail> {
     match cmd {
+        Command::Agent { command } => agent::run(command).map(Printed::Json),
+        other => run_forms(other).map(Printed::Value),
+    }
+}
+
+fn run_forms(cmd: Command) -> Result<Value, Fail> {
+    match cmd {
+        Command::Agent { .. } => Err(usage("the agent commands are run by agent::run")),
         Command::Tools { forms, canisters } => {
             let forms = load_forms(&forms)?;
             let canisters = match canisters {

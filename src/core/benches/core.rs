@@ -76,6 +76,27 @@ fn main() {
         black_box(tool_host_core::codec::encode_args(transfer, &out.args).unwrap());
     });
 
+    let (agent_input, agent_skills, prompt_bytes) = agent_request();
+    let prepare_agent = measure(11, 5, || {
+        black_box(tool_host_core::agent::prepare_agent(&agent_input, Some(&agent_skills)).unwrap());
+    });
+    let big_schema = agent_schema();
+    let schema_bytes = big_schema.canonical().len();
+    let check_schema = measure(11, 5, || {
+        tool_host_core::agent::assert_response_schema(black_box(&big_schema)).unwrap();
+    });
+    let schema_text = big_schema.compact();
+    let parse_schema = measure(11, 5, || {
+        black_box(
+            tool_host_core::agent::json::parse(
+                &schema_text,
+                &tool_host_core::agent::json::DOCUMENT,
+                "",
+            )
+            .unwrap(),
+        );
+    });
+
     println!(
         "core benchmark (median per run, {} build)",
         if cfg!(debug_assertions) {
@@ -92,4 +113,102 @@ fn main() {
     println!("| packs to serialized definitions, all steps | {whole:?} |");
     println!("| read a transfer input (\"1.5 TKA\") | {read:?} |");
     println!("| encode the transfer argument | {encode:?} |");
+    println!("| agent: prepare a request ({prompt_bytes} prompt bytes, 4 skills, 40 guidance items, a schema) | {prepare_agent:?} |");
+    println!(
+        "| agent: check a response schema ({schema_bytes} canonical bytes) | {check_schema:?} |"
+    );
+    println!("| agent: parse that schema's text as JSON/0 | {parse_schema:?} |");
+}
+
+/// An agent request just under the 1 MiB prompt bound: instructions, 4 skills of 16 files,
+/// 40 guidance items and the total schema.
+fn agent_request() -> (
+    tool_host_core::agent::Json,
+    tool_host_core::agent::Json,
+    usize,
+) {
+    use tool_host_core::agent::Json;
+    let text =
+        |n: usize| "The measurement was lower than expected. ".repeat(n / 20 + 1)[..n].to_string();
+    let guidance: Vec<Json> = (0..40)
+        .map(|i| {
+            Json::object(vec![
+                ("label", Json::str(format!("note-{i}"))),
+                ("text", Json::str(text(8 << 10))),
+            ])
+        })
+        .collect();
+    let skills: Vec<Json> = (0..4)
+        .map(|s| {
+            let files: Vec<Json> = (0..16)
+                .map(|f| {
+                    let path = if f == 0 {
+                        "SKILL.md".to_string()
+                    } else {
+                        format!("ref/{f:02}.md")
+                    };
+                    Json::object(vec![
+                        ("path", Json::str(path)),
+                        ("text", Json::str(text(6 << 10))),
+                    ])
+                })
+                .collect();
+            Json::object(vec![
+                ("name", Json::str(format!("skill-{s}"))),
+                ("files", Json::Array(files)),
+            ])
+        })
+        .collect();
+    let schema = tool_host_core::agent::json::parse(
+        r#"{"$schema": "https://flow.jig.md/schemas/schema-0.json", "type": "object", "properties": {"verdict": {"type": "string", "enum": ["holds", "fails"]}, "reasons": {"type": "array", "maxItems": 16, "items": {"type": "string"}}}, "required": ["verdict", "reasons"], "additionalProperties": false}"#,
+        &tool_host_core::agent::json::DOCUMENT,
+        "",
+    )
+    .unwrap();
+    let input = Json::object(vec![
+        ("instructions", Json::str(text(300 << 10))),
+        ("guidance", Json::Array(guidance)),
+        ("response_schema", schema),
+    ]);
+    let skills = Json::Array(skills);
+    let prompt = tool_host_core::agent::prepare_agent(&input, Some(&skills))
+        .unwrap()
+        .prompt
+        .len();
+    (input, skills, prompt)
+}
+
+/// A schema near the 256 KiB bound: 4 objects of 31 string properties with long descriptions,
+/// and enums of 256 values in all.
+fn agent_schema() -> tool_host_core::agent::Json {
+    let desc = "d".repeat(1900);
+    let obj = |k: usize| {
+        let props: Vec<String> = (0..31)
+            .map(|i| {
+                if i < 16 {
+                    let opts: Vec<String> = (0..4).map(|o| format!("\"o{k}-{i}-{o}\"")).collect();
+                    format!(
+                        r#""p{i}": {{"type": "string", "description": "{desc}", "enum": [{}]}}"#,
+                        opts.join(",")
+                    )
+                } else {
+                    format!(r#""p{i}": {{"type": ["integer", "null"], "description": "{desc}"}}"#)
+                }
+            })
+            .collect();
+        let names: Vec<String> = (0..31).map(|i| format!("\"p{i}\"")).collect();
+        format!(
+            r#"{{"type": "object", "properties": {{{}}}, "required": [{}], "additionalProperties": false}}"#,
+            props.join(","),
+            names.join(",")
+        )
+    };
+    let text = format!(
+        r#"{{"$schema": "https://flow.jig.md/schemas/schema-0.json", "type": "object", "properties": {{"a": {}, "b": {}, "c": {}, "d": {}}}, "required": ["a", "b", "c", "d"], "additionalProperties": false}}"#,
+        obj(0),
+        obj(1),
+        obj(2),
+        obj(3)
+    );
+    tool_host_core::agent::json::parse(&text, &tool_host_core::agent::json::DOCUMENT, "").unwrap()
 }

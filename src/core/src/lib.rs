@@ -1,6 +1,7 @@
 //! Pure core of the tool host: resolved forms, tool plans, input reading, previews and outcome
 //! classes. No ic-cdk: it compiles and tests natively and for `wasm32-unknown-unknown`.
 
+pub mod agent;
 pub mod candid_types;
 pub mod classify;
 pub mod codec;
