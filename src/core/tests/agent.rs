@@ -715,6 +715,14 @@ fn booleans_numbers_references_and_combinators_are_outside_the_profile() {
             "response_schema.properties.a.pattern",
         ),
         (
+            r#"{"type": "string", "minLength": 1}"#,
+            "response_schema.properties.a.minLength",
+        ),
+        (
+            r#"{"type": "string", "maxLength": 8}"#,
+            "response_schema.properties.a.maxLength",
+        ),
+        (
             r#"{"type": "string", "$schema": "https://flow.jig.md/schemas/schema-0.json"}"#,
             "response_schema.properties.a.$schema",
         ),

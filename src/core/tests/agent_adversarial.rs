@@ -520,10 +520,8 @@ fn profile_edges() {
             r#"["a"]"#,
         ),
         (r#"{"a": {"type": "integer", "minimum": 0.5}}"#, r#"["a"]"#),
-        (
-            r#"{"a": {"type": "string", "minLength": 2, "maxLength": 1}}"#,
-            r#"["a"]"#,
-        ),
+        (r#"{"a": {"type": "string", "minLength": 1}}"#, r#"["a"]"#),
+        (r#"{"a": {"type": "string", "maxLength": 1}}"#, r#"["a"]"#),
         (
             r#"{"a": {"type": "object", "properties": {"b": {"type": "string"}}, "additionalProperties": false}}"#,
             r#"["a"]"#,

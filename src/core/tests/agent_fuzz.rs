@@ -378,12 +378,10 @@ fn string_node() -> BoxedStrategy<S> {
                 }
                 o
             });
-            // An enum takes no length bounds here, so every option stays a valid value.
-            let (min_len, max_len) = match (&options, lo, span) {
-                (Some(_), _, _) => (None, None),
-                (None, lo, Some(span)) => (lo, Some(lo.unwrap_or(0) + span)),
-                (None, lo, None) => (lo, None),
-            };
+            // The profile has no string length bounds (strict structured output does not take
+            // them); the generator keeps the fields so that a bound would be easy to bring back.
+            let _ = (lo, span);
+            let (min_len, max_len): (Option<i64>, Option<i64>) = (None, None);
             S::Str {
                 nullable,
                 null_first,

@@ -1,7 +1,8 @@
 //! The response schema profile: the small, closed part of JSON Schema that every structured
 //! output API takes and that a local check can decide exactly. A root object that declares the
 //! FLOW dialect, closed objects whose properties are all required, arrays with a bound, strings
-//! (optionally an enum) and safe integers; only strings and integers may be nullable.
+//! (optionally an enum) and safe integers (optionally bounded); only strings and integers may be
+//! nullable.
 
 use super::error::{join, AgentError};
 use super::json::{check_value, Json, Number, DOCUMENT, MAX_SAFE_INTEGER};
@@ -46,8 +47,6 @@ enum Node {
         nullable: bool,
         /// `None` in an enum is `null`.
         options: Option<Vec<Option<String>>>,
-        min_len: Option<i64>,
-        max_len: Option<i64>,
     },
     Integer {
         nullable: bool,
@@ -401,20 +400,9 @@ fn node(v: &Json, place: &str, depth: usize, tally: &mut Tally) -> Result<Node, 
             })
         }
         "string" => {
-            allowed(
-                members,
-                &["type", "description", "enum", "minLength", "maxLength"],
-                "string",
-                place,
-            )?;
-            let max_len = count(v, "maxLength", place, 0, MAX_SAFE_INTEGER)?;
-            let min_len = count(
-                v,
-                "minLength",
-                place,
-                0,
-                max_len.unwrap_or(MAX_SAFE_INTEGER),
-            )?;
+            // No length bounds: OpenAI's strict structured output does not take them, and a
+            // profile schema must go to a provider's strict format as it is.
+            allowed(members, &["type", "description", "enum"], "string", place)?;
             let options = match v.get("enum") {
                 None => None,
                 Some(Json::Array(opts)) => {
@@ -427,12 +415,7 @@ fn node(v: &Json, place: &str, depth: usize, tally: &mut Tally) -> Result<Node, 
                     ))
                 }
             };
-            Ok(Node::String {
-                nullable,
-                options,
-                min_len,
-                max_len,
-            })
+            Ok(Node::String { nullable, options })
         }
         _ => {
             allowed(
@@ -571,12 +554,7 @@ fn check(node: &Node, v: &Json, place: &str) -> Result<(), AgentError> {
                 .enumerate()
                 .try_for_each(|(i, x)| check(items, x, &format!("{place}[{i}]")))
         }
-        Node::String {
-            nullable,
-            options,
-            min_len,
-            max_len,
-        } => match v {
+        Node::String { nullable, options } => match v {
             Json::Null if *nullable => {
                 if options.as_ref().is_some_and(|o| !o.contains(&None)) {
                     return Err(AgentError::result(
@@ -591,13 +569,6 @@ fn check(node: &Node, v: &Json, place: &str) -> Result<(), AgentError> {
                     if !o.iter().any(|x| x.as_deref() == Some(s.as_str())) {
                         return Err(AgentError::result(place, "not one of the enum's options"));
                     }
-                }
-                let n = s.chars().count() as i64;
-                if min_len.is_some_and(|m| n < m) || max_len.is_some_and(|m| n > m) {
-                    return Err(AgentError::result(
-                        place,
-                        format!("{n} characters, outside the schema's length bounds"),
-                    ));
                 }
                 Ok(())
             }
