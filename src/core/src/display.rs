@@ -142,27 +142,71 @@ impl Display<'_> {
         }
     }
 
+    /// A token's decimals and symbol, fixed by the form or read from the canister's refs.
+    fn token_meta(&self, decimals: &Dyn<u8>, symbol: &Dyn<String>) -> (Option<u8>, Option<String>) {
+        let symbol = match symbol {
+            Dyn::Fixed(s) => Some(s.clone()),
+            Dyn::From(src) => self
+                .refs
+                .get(src)
+                .and_then(|x| x.as_str())
+                .map(str::to_string),
+        };
+        let decimals = match decimals {
+            Dyn::Fixed(d) => Some(*d),
+            Dyn::From(src) => self
+                .refs
+                .get(src)
+                .and_then(|x| x.as_u64())
+                .filter(|d| *d <= 38)
+                .map(|d| d as u8),
+        };
+        (decimals, symbol)
+    }
+
+    /// What a value tag says a value is, for a display that shows typed values (ICRC-21's
+    /// fields display); `None` for a value without such a tag, or a token amount whose decimals
+    /// or symbol are not known.
+    fn typed(&self, node: &Node, v: &IDLValue) -> Option<Typed> {
+        if let IDLValue::Opt(inner) = v {
+            return match resolve(self.form, node) {
+                Some(Ty::Opt(n)) => self.typed(n, inner),
+                _ => None,
+            };
+        }
+        match value_tag(self.form, node)? {
+            ValueTag::TokenAmount { decimals, symbol } => {
+                let amount = value_uint(v)?;
+                let (Some(decimals), Some(symbol)) = self.token_meta(decimals, symbol) else {
+                    return None;
+                };
+                Some(Typed::TokenAmount {
+                    amount,
+                    decimals,
+                    symbol,
+                })
+            }
+            ValueTag::Timestamp { unit } => {
+                let ns = i128::try_from(value_int(v)?)
+                    .ok()?
+                    .checked_mul(unit.nanos() as i128)?;
+                Some(Typed::Timestamp { ns })
+            }
+            ValueTag::Duration { unit } => {
+                let ns = u128::try_from(value_uint(v)?)
+                    .ok()?
+                    .checked_mul(unit.nanos())?;
+                Some(Typed::Duration { ns })
+            }
+            ValueTag::Account | ValueTag::Subaccount => None,
+        }
+    }
+
     fn tagged(&self, tag: &ValueTag, v: &IDLValue) -> Option<String> {
         match tag {
             ValueTag::TokenAmount { decimals, symbol } => {
                 let n = value_uint(v)?;
-                let symbol = match symbol {
-                    Dyn::Fixed(s) => Some(s.clone()),
-                    Dyn::From(src) => self
-                        .refs
-                        .get(src)
-                        .and_then(|x| x.as_str())
-                        .map(str::to_string),
-                };
-                let decimals = match decimals {
-                    Dyn::Fixed(d) => Some(*d),
-                    Dyn::From(src) => self
-                        .refs
-                        .get(src)
-                        .and_then(|x| x.as_u64())
-                        .filter(|d| *d <= 38)
-                        .map(|d| d as u8),
-                };
+                let (decimals, symbol) = self.token_meta(decimals, symbol);
                 Some(match decimals {
                     Some(d) => amount::format_amount_with_symbol(&n, d, symbol.as_deref()),
                     None => format!("{n} base units"),
@@ -335,6 +379,70 @@ pub fn display_args(
     } else {
         Value::Array(shown)
     }
+}
+
+/// A value as a typed display shows it, in the units the standards use for them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Typed {
+    /// Base units, with the decimals and symbol the preview shows them with.
+    TokenAmount {
+        amount: num_bigint::BigUint,
+        decimals: u8,
+        symbol: String,
+    },
+    /// Nanoseconds since 1970.
+    Timestamp {
+        ns: i128,
+    },
+    Duration {
+        ns: u128,
+    },
+}
+
+/// One top-level field of a one-record argument: its name, the text the preview shows for it
+/// (as [`display_args`] writes it) and, when a value tag types it, the typed value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypedField {
+    pub name: String,
+    pub shown: String,
+    pub typed: Option<Typed>,
+}
+
+/// The fields of a method's one record argument with their typed values; empty for a method
+/// with another argument tuple (whose preview shows no fields to type).
+pub fn typed_fields(
+    plan: &ToolPlan,
+    args: &IDLArgs,
+    refs: &BTreeMap<String, Value>,
+    names: &BTreeMap<String, String>,
+) -> Vec<TypedField> {
+    let form = &plan.form.form;
+    let d = Display { form, refs, names };
+    let (Some(node), [IDLValue::Record(fields)]) = (plan.method_def().args.first(), &args.args[..])
+    else {
+        return vec![];
+    };
+    if plan.method_def().args.len() != 1 || names.contains_key("$args[0]") {
+        return vec![];
+    }
+    let defs = match resolve(form, node) {
+        Some(Ty::Record(fs)) => fs.as_slice(),
+        _ => return vec![],
+    };
+    fields
+        .iter()
+        .filter_map(|f| {
+            let def = defs.iter().find(|d| d.label.hash() == f.id.get_id())?;
+            let name = label_text(&f.id);
+            let path = format!("$args[0].{name}");
+            let shown = d.named_at(&path, d.value_inner(&def.node, &f.val, &path, 1));
+            Some(TypedField {
+                typed: d.typed(&def.node, &f.val),
+                shown: plain(&shown),
+                name,
+            })
+        })
+        .collect()
 }
 
 /// A reply as a person reads it: its one result, or an array of them.

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use std::fmt;
 
-/// The codes an input issue carries (docs/input-codes.md).
+/// The codes an input issue carries (docs/tools.md, "Input issues").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Code {
     /// The input as a whole is not what a tool takes (not an object, not JSON, no clock, a ref unknown).
@@ -46,6 +46,27 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code, in the order docs/tools.md lists them.
+    pub const ALL: [Code; 17] = [
+        Code::Input,
+        Code::UnknownParam,
+        Code::Missing,
+        Code::Type,
+        Code::Syntax,
+        Code::Range,
+        Code::Precision,
+        Code::Unit,
+        Code::Principal,
+        Code::Account,
+        Code::TooLarge,
+        Code::Pattern,
+        Code::Format,
+        Code::NameNotFound,
+        Code::NameAmbiguous,
+        Code::NamesUnread,
+        Code::Canister,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Code::Input => "E_INPUT",
@@ -98,4 +119,85 @@ pub struct Issue {
     pub path: String,
     pub code: Code,
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Code;
+
+    /// A new code fails to compile here until it is in `ALL` (and so in the docs test).
+    fn listed(code: Code) -> bool {
+        match code {
+            Code::Input
+            | Code::UnknownParam
+            | Code::Missing
+            | Code::Type
+            | Code::Syntax
+            | Code::Range
+            | Code::Precision
+            | Code::Unit
+            | Code::Principal
+            | Code::Account
+            | Code::TooLarge
+            | Code::Pattern
+            | Code::Format
+            | Code::NameNotFound
+            | Code::NameAmbiguous
+            | Code::NamesUnread
+            | Code::Canister => Code::ALL.contains(&code),
+        }
+    }
+
+    #[test]
+    fn every_code_is_listed_once_and_serializes_as_its_text() {
+        for code in Code::ALL {
+            assert!(listed(code), "{code}");
+            assert_eq!(
+                serde_json::to_string(&code).unwrap(),
+                format!("\"{}\"", code.as_str())
+            );
+        }
+        let mut texts: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        texts.sort();
+        texts.dedup();
+        assert_eq!(texts.len(), Code::ALL.len(), "two codes share a text");
+    }
+
+    /// The input-issue table of docs/tools.md lists exactly the codes an input issue carries.
+    #[test]
+    fn tools_docs_list_every_input_issue_code() {
+        let docs = include_str!("../../../docs/tools.md");
+        let table = docs
+            .split("| code | meaning |")
+            .nth(1)
+            .expect("docs/tools.md has an input-issue table (| code | meaning |)");
+        // A row's first cell may name several codes (`E_A`, `E_B`) and a mark (**(ext)**).
+        let documented: Vec<&str> = table
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .flat_map(|l| {
+                l.split('|')
+                    .nth(1)
+                    .unwrap_or("")
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+            })
+            .collect();
+        let texts: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        for code in &texts {
+            assert!(
+                documented.contains(code),
+                "docs/tools.md does not list the input issue code {code}"
+            );
+        }
+        for code in &documented {
+            assert!(
+                texts.contains(code),
+                "docs/tools.md lists {code}, which no input issue carries"
+            );
+        }
+        assert_eq!(documented.len(), texts.len(), "a code listed twice");
+    }
 }

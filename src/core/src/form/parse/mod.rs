@@ -1,0 +1,111 @@
+//! Reading a resolved form from JSON: every problem at once, each with its JSON path.
+//!
+//! One [`Parser`] collects the problems; its methods are split by what they read:
+//! [`values`] the JSON values every part is made of (objects, keys, text, names), [`methods`]
+//! the form's top level (methods, name sets, effects, stamps, outcomes), [`types`] type nodes
+//! (records, variants, functions, services) and [`tags`] the tags a node carries.
+
+mod methods;
+mod tags;
+mod types;
+mod values;
+
+use super::limits::*;
+use super::model::*;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One reason a form is refused, at a JSON path (`$.methods.icrc1_transfer.args[0]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub reason: String,
+}
+
+pub const FORMAT: &str = "candid-profile-resolved";
+pub const FORMAT_VERSION: u64 = 0;
+
+/// Parses and validates a form from raw bytes; never panics.
+pub fn parse_form(bytes: &[u8]) -> Result<Form, Vec<Problem>> {
+    if bytes.len() > MAX_FORM_BYTES {
+        return Err(vec![problem(
+            "$",
+            format!(
+                "the form is {} bytes, over the limit of {MAX_FORM_BYTES}",
+                bytes.len()
+            ),
+        )]);
+    }
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| vec![problem("$", format!("not JSON: {e}"))])?;
+    form_from_json(&value)
+}
+
+/// Validates a form already parsed as JSON.
+pub fn form_from_json(value: &Value) -> Result<Form, Vec<Problem>> {
+    let mut p = Parser::default();
+    let form = p.form(value);
+    if let Some(form) = &form {
+        // Checked even when parts failed to parse, so that every problem is listed at once.
+        let parsed_whole = p.problems.is_empty();
+        super::check::check_form(form, &mut p.problems, parsed_whole);
+    }
+    match form {
+        Some(form) if p.problems.is_empty() => Ok(form),
+        _ => Err(p.problems),
+    }
+}
+
+fn problem(path: &str, reason: impl Into<String>) -> Problem {
+    Problem {
+        path: path.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// `$.a.b` for plain keys, `$.a["odd key"]` otherwise.
+pub(crate) fn key_path(base: &str, key: &str) -> String {
+    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        format!("{base}.{key}")
+    } else {
+        format!("{base}[{}]", Value::String(key.to_string()))
+    }
+}
+
+/// Reads one form, collecting every problem instead of stopping at the first.
+#[derive(Default)]
+struct Parser {
+    /// Every problem found so far, in reading order.
+    problems: Vec<Problem>,
+    /// Type nodes read so far, against `MAX_NODES`.
+    nodes: usize,
+}
+
+/// Defaults the host fills from the owner of the intent, never from the input.
+pub const OWNER_SOURCES: [&str; 3] = ["owner:subaccount", "owner:account", "owner:principal"];
+
+const CONSTRUCTORS: [&str; 7] = ["opt", "vec", "record", "variant", "blob", "func", "service"];
+const TAG_KEYS: [&str; 10] = [
+    "value", "describe", "auto", "ui", "text", "range", "named", "intent", "effect", "type",
+];
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A value shown in a message, cut short so a message stays small.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    } else {
+        s
+    }
+}

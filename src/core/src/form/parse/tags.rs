@@ -1,0 +1,306 @@
+//! The tags a type node carries: value kinds, defaults, text and range bounds, UI hints.
+
+use super::{kind, short, Parser, OWNER_SOURCES};
+use crate::form::limits::*;
+use crate::form::model::*;
+use serde_json::{Map, Value};
+
+impl Parser {
+    pub(super) fn tags(&mut self, m: &Map<String, Value>, path: &str) -> Option<Tags> {
+        let mut t = Tags::default();
+        let mut ok = true;
+        if let Some(v) = m.get("value") {
+            t.value = self.value_tag(v, &format!("{path}.value"));
+            ok &= t.value.is_some();
+        }
+        if let Some(v) = m.get("describe") {
+            t.describe = self.text(v, &format!("{path}.describe"), MAX_TEXT_CHARS);
+            ok &= t.describe.is_some();
+        }
+        if let Some(v) = m.get("intent") {
+            t.intent = self.text(v, &format!("{path}.intent"), MAX_TEXT_CHARS);
+            ok &= t.intent.is_some();
+        }
+        if let Some(v) = m.get("effect") {
+            t.effect = self.effect(v, &format!("{path}.effect"));
+            ok &= t.effect.is_some();
+        }
+        if let Some(v) = m.get("auto") {
+            t.auto = self.auto(v, &format!("{path}.auto"));
+            ok &= t.auto.is_some();
+        }
+        if let Some(v) = m.get("ui") {
+            let up = format!("{path}.ui");
+            match self.object(v, &up) {
+                Some(um) => {
+                    self.known_keys(um, &up, &["hidden"]);
+                    if let Some(h) = um.get("hidden") {
+                        match self.boolean(h, &format!("{up}.hidden")) {
+                            Some(b) => t.hidden = b,
+                            None => ok = false,
+                        }
+                    }
+                }
+                None => ok = false,
+            }
+        }
+        if let Some(v) = m.get("text") {
+            t.text = self.text_tag(v, &format!("{path}.text"));
+            ok &= t.text.is_some();
+        }
+        if let Some(v) = m.get("range") {
+            t.range = self.range(v, &format!("{path}.range"));
+            ok &= t.range.is_some();
+        }
+        if let Some(v) = m.get("named") {
+            t.named = self.name(v, &format!("{path}.named"));
+            ok &= t.named.is_some();
+        }
+        ok.then_some(t)
+    }
+
+    pub(super) fn dyn_u8(&mut self, v: &Value, path: &str) -> Option<Dyn<u8>> {
+        match v {
+            Value::Number(n) => match n.as_u64().filter(|d| *d <= 38) {
+                Some(d) => Some(Dyn::Fixed(d as u8)),
+                None => {
+                    self.err(path, "decimals is a whole number from 0 to 38");
+                    None
+                }
+            },
+            Value::Object(_) => self.dyn_from(v, path).map(Dyn::From),
+            other => {
+                self.err(
+                    path,
+                    format!(
+                        "expected a number or {{\"from\": ...}}, found {}",
+                        kind(other)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn dyn_text(&mut self, v: &Value, path: &str) -> Option<Dyn<String>> {
+        match v {
+            Value::String(_) => self.name(v, path).map(Dyn::Fixed),
+            Value::Object(_) => self.dyn_from(v, path).map(Dyn::From),
+            other => {
+                self.err(
+                    path,
+                    format!(
+                        "expected a string or {{\"from\": ...}}, found {}",
+                        kind(other)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn dyn_from(&mut self, v: &Value, path: &str) -> Option<String> {
+        let m = self.object(v, path)?;
+        self.known_keys(m, path, &["from"]);
+        match m.get("from") {
+            Some(f) => {
+                let s = self.name(f, &format!("{path}.from"))?;
+                match s.strip_prefix("query:") {
+                    Some(method) if !method.is_empty() => Some(s),
+                    _ => {
+                        self.err(
+                            &format!("{path}.from"),
+                            format!("'{s}' is not a ref; refs are 'query:<method>' (and an auto default may be {})", OWNER_SOURCES.join(", ")),
+                        );
+                        None
+                    }
+                }
+            }
+            None => {
+                self.err(&format!("{path}.from"), "missing");
+                None
+            }
+        }
+    }
+
+    pub(super) fn value_tag(&mut self, v: &Value, path: &str) -> Option<ValueTag> {
+        let m = self.object(v, path)?;
+        let kind_name = match m.get("kind") {
+            Some(Value::String(s)) => s.clone(),
+            _ => {
+                self.err(
+                    &format!("{path}.kind"),
+                    "missing; one of token_amount, account, subaccount, timestamp, duration",
+                );
+                return None;
+            }
+        };
+        match kind_name.as_str() {
+            "token_amount" => {
+                self.known_keys(m, path, &["kind", "decimals", "symbol"]);
+                let decimals = match m.get("decimals") {
+                    Some(d) => self.dyn_u8(d, &format!("{path}.decimals")),
+                    None => {
+                        self.err(&format!("{path}.decimals"), "missing");
+                        None
+                    }
+                };
+                let symbol = match m.get("symbol") {
+                    Some(s) => self.dyn_text(s, &format!("{path}.symbol")),
+                    None => {
+                        self.err(&format!("{path}.symbol"), "missing");
+                        None
+                    }
+                };
+                Some(ValueTag::TokenAmount {
+                    decimals: decimals?,
+                    symbol: symbol?,
+                })
+            }
+            "account" => {
+                self.known_keys(m, path, &["kind"]);
+                Some(ValueTag::Account)
+            }
+            "subaccount" => {
+                self.known_keys(m, path, &["kind"]);
+                Some(ValueTag::Subaccount)
+            }
+            "timestamp" | "duration" => {
+                self.known_keys(m, path, &["kind", "unit"]);
+                let unit = match m.get("unit") {
+                    None => TimeUnit::Nanoseconds,
+                    Some(Value::String(u)) => match TimeUnit::parse(u) {
+                        Some(u) => u,
+                        None => {
+                            self.err(
+                                &format!("{path}.unit"),
+                                format!("'{u}' is not a unit (ns, us, ms, s)"),
+                            );
+                            return None;
+                        }
+                    },
+                    Some(other) => {
+                        self.err(
+                            &format!("{path}.unit"),
+                            format!("expected a string, found {}", kind(other)),
+                        );
+                        return None;
+                    }
+                };
+                Some(if kind_name == "timestamp" {
+                    ValueTag::Timestamp { unit }
+                } else {
+                    ValueTag::Duration { unit }
+                })
+            }
+            other => {
+                self.err(
+                    &format!("{path}.kind"),
+                    format!("'{other}' is not a value kind (token_amount, account, subaccount, timestamp, duration)"),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn auto(&mut self, v: &Value, path: &str) -> Option<Auto> {
+        let m = self.object(v, path)?;
+        self.known_keys(m, path, &["from", "value"]);
+        match (m.get("from"), m.get("value")) {
+            (Some(Value::String(src)), None) if OWNER_SOURCES.contains(&src.as_str()) => {
+                Some(Auto::From(src.clone()))
+            }
+            (Some(_), None) => self.dyn_from(v, path).map(Auto::From),
+            (None, Some(Value::String(s))) => Some(Auto::Value(s.clone())),
+            (None, Some(other)) => {
+                self.err(
+                    &format!("{path}.value"),
+                    format!("expected the value as input text, found {}", kind(other)),
+                );
+                None
+            }
+            _ => {
+                self.err(path, "give 'from' (a ref) or 'value' (input text)");
+                None
+            }
+        }
+    }
+
+    pub(super) fn text_tag(&mut self, v: &Value, path: &str) -> Option<TextTag> {
+        let m = self.object(v, path)?;
+        self.known_keys(m, path, &["max_len", "pattern", "format"]);
+        let mut t = TextTag::default();
+        if let Some(ml) = m.get("max_len") {
+            match ml.as_u64().and_then(|x| u32::try_from(x).ok()) {
+                Some(n) => t.max_len = Some(n),
+                None => {
+                    self.err(&format!("{path}.max_len"), "a whole number of characters");
+                    return None;
+                }
+            }
+        }
+        if let Some(p) = m.get("pattern") {
+            // Whether the layer will run the pattern is decided per method (a skip, not a refusal).
+            t.pattern = Some(self.text(p, &format!("{path}.pattern"), 4096)?);
+        }
+        if let Some(f) = m.get("format") {
+            t.format = match f {
+                Value::String(s) if s == "url" => Some(TextFormat::Url),
+                Value::String(s) if s == "email" => Some(TextFormat::Email),
+                other => {
+                    self.err(
+                        &format!("{path}.format"),
+                        format!("expected \"url\" or \"email\", found {}", short(other)),
+                    );
+                    return None;
+                }
+            };
+        }
+        Some(t)
+    }
+
+    pub(super) fn range(&mut self, v: &Value, path: &str) -> Option<RangeTag> {
+        let m = self.object(v, path)?;
+        self.known_keys(m, path, &["min", "max"]);
+        let bound = |p: &mut Parser, key: &str| -> Result<Option<i128>, ()> {
+            match m.get(key) {
+                None => Ok(None),
+                Some(Value::Number(n)) => match n.as_i64() {
+                    Some(x) => Ok(Some(x as i128)),
+                    None => match n.as_u64() {
+                        Some(x) => Ok(Some(x as i128)),
+                        None => {
+                            p.err(
+                                &format!("{path}.{key}"),
+                                "a whole number (give large ones as a string of digits)",
+                            );
+                            Err(())
+                        }
+                    },
+                },
+                Some(Value::String(s)) => s.parse::<i128>().map(Some).map_err(|_| {
+                    p.err(
+                        &format!("{path}.{key}"),
+                        format!("'{s}' is not a whole number"),
+                    );
+                }),
+                Some(other) => {
+                    p.err(
+                        &format!("{path}.{key}"),
+                        format!("expected a number, found {}", kind(other)),
+                    );
+                    Err(())
+                }
+            }
+        };
+        let min = bound(self, "min").ok()?;
+        let max = bound(self, "max").ok()?;
+        if let (Some(a), Some(b)) = (min, max) {
+            if a > b {
+                self.err(path, format!("min {a} is above max {b}"));
+                return None;
+            }
+        }
+        Some(RangeTag { min, max })
+    }
+}
