@@ -7,9 +7,11 @@ use candid::Principal;
 use wasmi::{Config, Engine, Linker};
 
 use crate::canister::Canister;
+use crate::code::Code;
 use crate::errors::{HostError, Reject, RejectCode};
 use crate::ids::{canister_id_from_counter, management_canister, MessageId};
 use crate::messages::{Input, Origin, Queued, Request};
+use crate::stable::StableMemory;
 use crate::system_api::{build_linker, Env};
 
 /// 2025-01-01T00:00:00Z: a fixed start time keeps tests deterministic.
@@ -205,6 +207,20 @@ impl LocalIc {
             .unwrap_or_else(|| panic!("canister {canister} does not exist on this LocalIc"))
     }
 
+    /// The code a message or query to `canister` runs, refused as the IC refuses it when the
+    /// canister does not exist or has no Wasm module; `what` is "a message" or "a query".
+    pub(crate) fn installed_code(&self, canister: Principal, what: &str) -> Result<&Code, Reject> {
+        let c = self.canisters.get(&canister).ok_or_else(|| {
+            Reject::new(
+                RejectCode::DestinationInvalid,
+                format!("Canister {canister} not found"),
+            )
+        })?;
+        c.code.as_ref().ok_or_else(|| {
+            Reject::new(RejectCode::CanisterError, no_module_message(canister, what))
+        })
+    }
+
     fn canister_mut(&mut self, canister: Principal) -> &mut Canister {
         self.canisters
             .get_mut(&canister)
@@ -275,6 +291,22 @@ impl LocalIc {
         buf
     }
 
+    /// Replaces the canister's stable memory with `image`, zero-filled to whole pages, as
+    /// PocketIC's `set_stable_memory` does: how a test starts from a saved stable-memory image
+    /// (install any code, load the image, then upgrade into it). The installed code's heap is
+    /// left as it is; an upgrade replaces it.
+    ///
+    /// # Panics
+    /// If the canister has no code, or the image is over the stable memory limit.
+    pub fn set_stable_memory(&mut self, canister: Principal, image: &[u8]) {
+        let code = self
+            .canister_mut(canister)
+            .code
+            .as_mut()
+            .expect("canister has no code: install some before loading a stable image");
+        code.put_stable(StableMemory::from_image(image));
+    }
+
     /// Sets the canister's environment variables (`ic0.env_var_*`).
     pub fn set_env_vars(&mut self, canister: Principal, mut vars: Vec<(String, String)>) {
         vars.sort();
@@ -317,21 +349,7 @@ impl LocalIc {
                 ),
             ));
         }
-        let Some(c) = self.canisters.get(&canister) else {
-            return Err(Reject::new(
-                RejectCode::DestinationInvalid,
-                format!("Canister {canister} not found"),
-            ));
-        };
-        let Some(code) = c.code.as_ref() else {
-            return Err(Reject::new(
-                RejectCode::CanisterError,
-                format!(
-                    "Error from Canister {canister}: Attempted to execute a message, but the \
-                     canister contains no Wasm module."
-                ),
-            ));
-        };
+        let code = self.installed_code(canister, "a message")?;
         if code.prepared.exports("canister_inspect_message") {
             self.inspect_message(canister, sender, method, &arg)?;
         }
@@ -615,4 +633,12 @@ impl LocalIc {
             message,
         });
     }
+}
+
+/// The IC's refusal of a message or query to a canister without a Wasm module.
+pub(crate) fn no_module_message(canister: Principal, what: &str) -> String {
+    format!(
+        "Error from Canister {canister}: Attempted to execute {what}, but the canister contains \
+         no Wasm module."
+    )
 }

@@ -41,6 +41,7 @@ pub use canister::DEFAULT_CYCLES;
 pub use errors::{HostError, InstallError, Reject, RejectCode};
 pub use host::{InstallMode, Limits, LocalIc, LogEntry, DEFAULT_START_TIME_NANOS};
 pub use ids::{canister_id_from_counter, management_canister, subnet_id, MessageId};
+pub use stable::WASM_PAGE_SIZE;
 
 /// The `ic0` functions the host implements, in the order of ic0 1.2.0's `sys.rs`.
 pub fn implemented_imports() -> Vec<&'static str> {

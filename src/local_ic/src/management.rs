@@ -93,16 +93,7 @@ impl LocalIc {
 fn candid_blob(bytes: &[u8]) -> Vec<u8> {
     // "DIDL", one type (vec nat8), one value of type 0, then the LEB128 length and bytes.
     let mut out = b"DIDL\x01\x6d\x7b\x01\x00".to_vec();
-    let mut len = bytes.len();
-    loop {
-        let byte = (len & 0x7f) as u8;
-        len >>= 7;
-        if len == 0 {
-            out.push(byte);
-            break;
-        }
-        out.push(byte | 0x80);
-    }
+    crate::wasm_module::write_leb128(&mut out, bytes.len() as u64);
     out.extend_from_slice(bytes);
     out
 }

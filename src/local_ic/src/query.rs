@@ -17,21 +17,7 @@ impl LocalIc {
         method: &str,
         arg: Vec<u8>,
     ) -> Result<Vec<u8>, Reject> {
-        let Some(c) = self.canisters.get(&canister) else {
-            return Err(Reject::new(
-                RejectCode::DestinationInvalid,
-                format!("Canister {canister} not found"),
-            ));
-        };
-        let Some(code) = c.code.as_ref() else {
-            return Err(Reject::new(
-                RejectCode::CanisterError,
-                format!(
-                    "Error from Canister {canister}: Attempted to execute a query, but the \
-                     canister contains no Wasm module."
-                ),
-            ));
-        };
+        let code = self.installed_code(canister, "a query")?;
         match code.prepared.methods.get(method) {
             Some(MethodKind::Query) => {}
             Some(MethodKind::CompositeQuery) => {

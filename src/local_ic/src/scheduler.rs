@@ -117,10 +117,7 @@ impl LocalIc {
         let refuse = |message: String| Payload::reject(RejectCode::CanisterError, message);
         let (kind, method_kind) = match method_kind {
             None => {
-                let payload = refuse(format!(
-                    "Error from Canister {id}: Attempted to execute a message, but the canister \
-                     contains no Wasm module."
-                ));
+                let payload = refuse(crate::host::no_module_message(id, "a message"));
                 self.deliver(request.origin, payload, request.cycles, 0, round);
                 return;
             }

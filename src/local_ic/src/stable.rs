@@ -55,6 +55,24 @@ impl StableMemory {
         }
     }
 
+    /// A stable memory holding `image`, zero-filled to whole pages (no journal open).
+    ///
+    /// # Panics
+    /// If the image is over the default limit.
+    pub fn from_image(image: &[u8]) -> Self {
+        let mut m = Self::default();
+        m.grow((image.len() as u64).div_ceil(WASM_PAGE_SIZE))
+            .expect("the image fits the stable memory limit");
+        // Zero pages stay unallocated: an image is mostly zeroes.
+        for (n, chunk) in image.chunks(WASM_PAGE_SIZE as usize).enumerate() {
+            if chunk.iter().any(|b| *b != 0) {
+                m.write(n as u64 * WASM_PAGE_SIZE, chunk)
+                    .expect("in bounds");
+            }
+        }
+        m
+    }
+
     /// Current size in Wasm pages.
     pub fn size_pages(&self) -> u64 {
         self.chunks.len() as u64
@@ -79,17 +97,11 @@ impl StableMemory {
     /// Reads `dst.len()` bytes at `offset`.
     pub fn read(&self, offset: u64, dst: &mut [u8]) -> Result<(), OutOfBounds> {
         self.check(offset, dst.len() as u64)?;
-        let mut done = 0usize;
-        while done < dst.len() {
-            let pos = offset + done as u64;
-            let chunk = (pos / WASM_PAGE_SIZE) as usize;
-            let in_chunk = (pos % WASM_PAGE_SIZE) as usize;
-            let n = (WASM_PAGE_SIZE as usize - in_chunk).min(dst.len() - done);
+        for (chunk, in_chunk, done, n) in pieces(offset, dst.len()) {
             match &self.chunks[chunk] {
                 Some(bytes) => dst[done..done + n].copy_from_slice(&bytes[in_chunk..in_chunk + n]),
                 None => dst[done..done + n].fill(0),
             }
-            done += n;
         }
         Ok(())
     }
@@ -101,16 +113,10 @@ impl StableMemory {
             return Ok(());
         }
         self.journal_range(offset, src.len() as u64);
-        let mut done = 0usize;
-        while done < src.len() {
-            let pos = offset + done as u64;
-            let chunk = (pos / WASM_PAGE_SIZE) as usize;
-            let in_chunk = (pos % WASM_PAGE_SIZE) as usize;
-            let n = (WASM_PAGE_SIZE as usize - in_chunk).min(src.len() - done);
+        for (chunk, in_chunk, done, n) in pieces(offset, src.len()) {
             let bytes = self.chunks[chunk]
                 .get_or_insert_with(|| vec![0u8; WASM_PAGE_SIZE as usize].into_boxed_slice());
             bytes[in_chunk..in_chunk + n].copy_from_slice(&src[done..done + n]);
-            done += n;
         }
         Ok(())
     }
@@ -190,6 +196,24 @@ impl StableMemory {
             });
         }
     }
+}
+
+/// The pieces of `len` bytes at `offset`, one per page they touch: (page, offset in the page,
+/// offset in the caller's buffer, length). Reads and writes walk stable memory alike.
+fn pieces(offset: u64, len: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+    let mut done = 0usize;
+    std::iter::from_fn(move || {
+        if done >= len {
+            return None;
+        }
+        let pos = offset + done as u64;
+        let page = (pos / WASM_PAGE_SIZE) as usize;
+        let in_page = (pos % WASM_PAGE_SIZE) as usize;
+        let n = (WASM_PAGE_SIZE as usize - in_page).min(len - done);
+        let piece = (page, in_page, done, n);
+        done += n;
+        Some(piece)
+    })
 }
 
 #[cfg(test)]

@@ -329,16 +329,9 @@ fn read_leb_u32(bytes: &[u8], pos: &mut usize) -> Result<u32, InstallError> {
     Err(invalid("LEB128 value too long"))
 }
 
-fn write_leb_u32(out: &mut Vec<u8>, mut value: u32) {
-    loop {
-        let byte = (value & 0x7f) as u8;
-        value >>= 7;
-        if value == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
+/// Appends `value` as unsigned LEB128 (wasm section sizes and counts, Candid lengths).
+pub(crate) fn write_leb128(out: &mut Vec<u8>, value: u64) {
+    leb128::write::unsigned(out, value).expect("writing to a Vec does not fail");
 }
 
 fn sections(wasm: &[u8]) -> Result<Vec<RawSection>, InstallError> {
@@ -376,7 +369,7 @@ fn rewrite(
     const AFTER_EXPORT: [u8; 5] = [8, 9, 10, 11, 12];
 
     let mut content = Vec::new();
-    write_leb_u32(&mut content, (scan.exports.len() + added.len()) as u32);
+    write_leb128(&mut content, (scan.exports.len() + added.len()) as u64);
     let sections = sections(wasm)?;
     if let Some(s) = sections.iter().find(|s| s.id == EXPORT) {
         let mut pos = s.content_start;
@@ -384,13 +377,13 @@ fn rewrite(
         content.extend_from_slice(&wasm[pos..s.end]);
     }
     for (name, kind, index) in added {
-        write_leb_u32(&mut content, name.len() as u32);
+        write_leb128(&mut content, name.len() as u64);
         content.extend_from_slice(name.as_bytes());
         content.push(*kind);
-        write_leb_u32(&mut content, *index);
+        write_leb128(&mut content, u64::from(*index));
     }
     let mut export_section = vec![EXPORT];
-    write_leb_u32(&mut export_section, content.len() as u32);
+    write_leb128(&mut export_section, content.len() as u64);
     export_section.extend_from_slice(&content);
 
     let mut out = wasm[..8].to_vec();

@@ -171,3 +171,33 @@ fn upgrade_deactivates_the_global_timer() {
         0
     );
 }
+
+/// A saved stable-memory image loaded into a new canister is what the upgraded code reads:
+/// whole pages, zero-filled past the image, and kept by the upgrade.
+#[test]
+fn a_stable_image_is_loaded_and_upgraded_into() {
+    let mut ic = LocalIc::new();
+    let c = install_wat(&mut ic, "");
+    let mut image = vec![0u8; 70_000];
+    image[8..16].copy_from_slice(&777i64.to_le_bytes());
+    image[69_999] = 9;
+    ic.set_stable_memory(c, &image);
+    assert_eq!(ic.stable_memory_pages(c), 2);
+    let mut back = ic.read_stable_memory(c, 0, 131_072);
+    assert!(back[70_000..].iter().all(|b| *b == 0));
+    back.truncate(70_000);
+    assert_eq!(back, image);
+    ic.install(
+        c,
+        &wat_canister(UPGRADE_V2),
+        5i64.to_le_bytes().to_vec(),
+        InstallMode::Upgrade,
+        admin(),
+    )
+    .unwrap();
+    assert_eq!(
+        i64_of(&ic.query_call(c, user(), "get", vec![]).unwrap()),
+        777
+    );
+    assert_eq!(ic.read_stable_memory(c, 69_999, 1), vec![9]);
+}

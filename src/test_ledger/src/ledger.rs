@@ -384,7 +384,6 @@ impl<M: Memory> Ledger<M> {
         let from = acct(caller, arg.from_subaccount.as_ref())?;
         let to = wire_acct(&arg.to)?;
         let minting = self.minting_account();
-        let fee = self.config.get().fee.clone();
         let kind = match (Some(from) == minting, Some(to) == minting) {
             (true, true) => {
                 return Err(TxError::generic(
@@ -396,51 +395,33 @@ impl<M: Memory> Ledger<M> {
             (false, true) => Kind::Burn,
             (false, false) => Kind::Transfer,
         };
-        let charged = if kind.has_fee() { fee.clone() } else { zero() };
-        check_fee(arg.fee.as_ref(), &charged)?;
-        if kind == Kind::Burn && arg.amount < fee {
-            return Err(TxError::BadBurn {
-                min_burn_amount: fee,
-            });
-        }
-        let tx = Tx {
+        let movement = Movement {
             kind,
-            from: (kind != Kind::Mint)
-                .then(|| Party::given(from, arg.from_subaccount.as_deref().map(|s| &s[..]))),
-            to: (kind != Kind::Burn)
-                .then(|| Party::given(to, arg.to.subaccount.as_deref().map(|s| &s[..]))),
+            from: (from, arg.from_subaccount.as_deref().map(|s| &s[..])),
+            to: (to, arg.to.subaccount.as_deref().map(|s| &s[..])),
             spender: None,
-            amount: arg.amount.clone(),
-            fee: arg.fee.clone(),
-            memo: arg.memo.as_ref().map(|m| m.to_vec()),
+            amount: &arg.amount,
+            fee: arg.fee.as_ref(),
+            memo: arg.memo.as_ref(),
             created_at_time: arg.created_at_time,
-            expected_allowance: None,
-            expires_at: None,
         };
+        let (charged, tx) = self.charge(&movement)?;
         let dedup_key = self.check_dedup(&tx, now)?;
-        let amount = arg.amount.clone();
         let effects = match kind {
             Kind::Mint => Effects {
                 debit: None,
-                credit: Some((to, amount.clone())),
-                minted: amount,
+                credit: Some((to, arg.amount.clone())),
+                minted: arg.amount.clone(),
                 burned: zero(),
                 unstated_fee: None,
             },
             _ => {
-                let total = amount.clone() + charged.clone();
+                let total = arg.amount.clone() + charged.clone();
                 let balance = self.balance(&from);
                 if balance < total {
                     return Err(TxError::InsufficientFunds { balance });
                 }
-                let burn = kind == Kind::Burn;
-                Effects {
-                    debit: Some((from, total)),
-                    credit: (!burn).then(|| (to, amount.clone())),
-                    minted: zero(),
-                    burned: if burn { amount } else { charged.clone() },
-                    unstated_fee: (!burn && arg.fee.is_none()).then_some(charged),
-                }
+                movement.debit_effects(total, charged)
             }
         };
         Ok(self.commit(&tx, effects, dedup_key, now))
@@ -550,33 +531,17 @@ impl<M: Memory> Ledger<M> {
         } else {
             Kind::TransferFrom
         };
-        let fee = self.config.get().fee.clone();
-        let charged = if kind.has_fee() { fee.clone() } else { zero() };
-        check_fee(arg.fee.as_ref(), &charged)?;
-        if kind == Kind::Burn && arg.amount < fee {
-            return Err(TxError::BadBurn {
-                min_burn_amount: fee,
-            });
-        }
-        let tx = Tx {
+        let movement = Movement {
             kind,
-            from: Some(Party::given(
-                from,
-                arg.from.subaccount.as_deref().map(|s| &s[..]),
-            )),
-            to: (kind != Kind::Burn)
-                .then(|| Party::given(to, arg.to.subaccount.as_deref().map(|s| &s[..]))),
-            spender: Some(Party::given(
-                spender,
-                arg.spender_subaccount.as_deref().map(|s| &s[..]),
-            )),
-            amount: arg.amount.clone(),
-            fee: arg.fee.clone(),
-            memo: arg.memo.as_ref().map(|m| m.to_vec()),
+            from: (from, arg.from.subaccount.as_deref().map(|s| &s[..])),
+            to: (to, arg.to.subaccount.as_deref().map(|s| &s[..])),
+            spender: Some((spender, arg.spender_subaccount.as_deref().map(|s| &s[..]))),
+            amount: &arg.amount,
+            fee: arg.fee.as_ref(),
+            memo: arg.memo.as_ref(),
             created_at_time: arg.created_at_time,
-            expected_allowance: None,
-            expires_at: None,
         };
+        let (charged, tx) = self.charge(&movement)?;
         let dedup_key = self.check_dedup(&tx, now)?;
         let total = arg.amount.clone() + charged.clone();
         // Spending from one's own account needs no allowance (ICRC-2 postconditions).
@@ -602,19 +567,72 @@ impl<M: Memory> Ledger<M> {
                 },
             );
         }
-        let burn = kind == Kind::Burn;
-        let effects = Effects {
-            debit: Some((from, total)),
-            credit: (!burn).then(|| (to, arg.amount.clone())),
+        let effects = movement.debit_effects(total, charged);
+        Ok(self.commit(&tx, effects, dedup_key, now))
+    }
+
+    /// The fee a movement is charged (the one stated must be it; a burn is at least the fee)
+    /// and the transaction it records: `icrc1_transfer` and `icrc2_transfer_from` alike.
+    fn charge(&self, m: &Movement) -> Result<(Nat, Tx), TxError> {
+        let fee = self.config.get().fee.clone();
+        let charged = if m.kind.has_fee() {
+            fee.clone()
+        } else {
+            zero()
+        };
+        check_fee(m.fee, &charged)?;
+        if m.kind == Kind::Burn && *m.amount < fee {
+            return Err(TxError::BadBurn {
+                min_burn_amount: fee,
+            });
+        }
+        let party = |(acct, subaccount): (Acct, Option<&[u8]>)| Party::given(acct, subaccount);
+        let tx = Tx {
+            kind: m.kind,
+            from: (m.kind != Kind::Mint).then(|| party(m.from)),
+            to: (m.kind != Kind::Burn).then(|| party(m.to)),
+            spender: m.spender.map(party),
+            amount: m.amount.clone(),
+            fee: m.fee.cloned(),
+            memo: m.memo.map(|memo| memo.to_vec()),
+            created_at_time: m.created_at_time,
+            expected_allowance: None,
+            expires_at: None,
+        };
+        Ok((charged, tx))
+    }
+}
+
+/// A transfer or a transfer_from as its caller gave it: the accounts with the subaccounts as
+/// given (a block records whether one was), the amount, the fee, memo and time stated.
+struct Movement<'a> {
+    kind: Kind,
+    from: (Acct, Option<&'a [u8]>),
+    to: (Acct, Option<&'a [u8]>),
+    spender: Option<(Acct, Option<&'a [u8]>)>,
+    amount: &'a Nat,
+    fee: Option<&'a Nat>,
+    memo: Option<&'a ByteBuf>,
+    created_at_time: Option<u64>,
+}
+
+impl Movement<'_> {
+    /// The effects of a movement that debits `from` (all but a mint): `total` (the amount and
+    /// the fee charged) leaves it; a burn credits no one and burns the amount, otherwise the
+    /// fee is burned (and is an unstated fee when the caller gave none).
+    fn debit_effects(&self, total: Nat, charged: Nat) -> Effects {
+        let burn = self.kind == Kind::Burn;
+        Effects {
+            debit: Some((self.from.0, total)),
+            credit: (!burn).then(|| (self.to.0, self.amount.clone())),
             minted: zero(),
             burned: if burn {
-                arg.amount.clone()
+                self.amount.clone()
             } else {
                 charged.clone()
             },
-            unstated_fee: (!burn && arg.fee.is_none()).then_some(charged),
-        };
-        Ok(self.commit(&tx, effects, dedup_key, now))
+            unstated_fee: (!burn && self.fee.is_none()).then_some(charged),
+        }
     }
 }
 

@@ -180,27 +180,14 @@ pub(super) fn define_stable(l: &mut Linker<Env>) {
         |mut c: Caller<'_, Env>, offset: i64, src: i64, size: i64| {
             exec_for(&mut c, "stable64_write", ALL_S)?;
             let (offset, src, size) = (offset as u64, src as u64, size as u64);
-            if offset
-                .checked_add(size)
-                .is_none_or(|end| end > c.data().stable.size_bytes())
-            {
-                return Err(contract("stable memory out of bounds"));
-            }
-            let memory = c.data().memory;
-            let Some(memory) = memory else {
-                return if size == 0 {
-                    Ok(())
-                } else {
-                    Err(contract("the canister has no memory"))
-                };
+            let Some((memory, heap_range)) =
+                stable_copy_ranges(&c, "stable64_write", offset, src, size)?
+            else {
+                return Ok(());
             };
             let (heap, env) = memory.data_and_store_mut(&mut c);
-            let end = src
-                .checked_add(size)
-                .filter(|end| *end <= heap.len() as u64)
-                .ok_or_else(|| contract("ic0.stable64_write: heap out of bounds"))?;
             env.stable
-                .write(offset, &heap[src as usize..end as usize])
+                .write(offset, &heap[heap_range])
                 .map_err(|_| contract("stable memory out of bounds"))
         },
     )
@@ -211,27 +198,14 @@ pub(super) fn define_stable(l: &mut Linker<Env>) {
         |mut c: Caller<'_, Env>, dst: i64, offset: i64, size: i64| {
             exec_for(&mut c, "stable64_read", ALL_S)?;
             let (dst, offset, size) = (dst as u64, offset as u64, size as u64);
-            if offset
-                .checked_add(size)
-                .is_none_or(|end| end > c.data().stable.size_bytes())
-            {
-                return Err(contract("stable memory out of bounds"));
-            }
-            let memory = c.data().memory;
-            let Some(memory) = memory else {
-                return if size == 0 {
-                    Ok(())
-                } else {
-                    Err(contract("the canister has no memory"))
-                };
+            let Some((memory, heap_range)) =
+                stable_copy_ranges(&c, "stable64_read", offset, dst, size)?
+            else {
+                return Ok(());
             };
             let (heap, env) = memory.data_and_store_mut(&mut c);
-            let end = dst
-                .checked_add(size)
-                .filter(|end| *end <= heap.len() as u64)
-                .ok_or_else(|| contract("ic0.stable64_read: heap out of bounds"))?;
             env.stable
-                .read(offset, &mut heap[dst as usize..end as usize])
+                .read(offset, &mut heap[heap_range])
                 .map_err(|_| contract("stable memory out of bounds"))
         },
     )
@@ -298,4 +272,34 @@ pub(super) fn define_misc(l: &mut Linker<Env>) {
         },
     )
     .unwrap();
+}
+
+/// The checks `stable64_read` and `stable64_write` share: `size` bytes at `offset` lie within
+/// stable memory and at `heap_at` within the heap. The heap range to copy, or `None` when
+/// there is nothing to copy (no memory and a size of 0).
+fn stable_copy_ranges(
+    c: &Caller<'_, Env>,
+    name: &str,
+    offset: u64,
+    heap_at: u64,
+    size: u64,
+) -> R<Option<(wasmi::Memory, std::ops::Range<usize>)>> {
+    if offset
+        .checked_add(size)
+        .is_none_or(|end| end > c.data().stable.size_bytes())
+    {
+        return Err(contract("stable memory out of bounds"));
+    }
+    let Some(memory) = c.data().memory else {
+        return if size == 0 {
+            Ok(None)
+        } else {
+            Err(contract("the canister has no memory"))
+        };
+    };
+    let end = heap_at
+        .checked_add(size)
+        .filter(|end| *end <= memory.data(c).len() as u64)
+        .ok_or_else(|| contract(format!("ic0.{name}: heap out of bounds")))?;
+    Ok(Some((memory, heap_at as usize..end as usize)))
 }
