@@ -24,6 +24,114 @@ pub fn scenarios() -> Vec<Scenario> {
     ]
 }
 
+/// The tool host's ICRC-21 reply, as bytes from the canister, decoded with the standard's own
+/// `.did` (`candid/icrc21.did`): what a wallet that knows only the standard reads.
+fn as_the_standard_reads_it(
+    w: &mut World,
+    caller: Principal,
+    req: tool_host_engine::consent::ConsentMessageRequest,
+) -> Check<candid::IDLValue> {
+    let bytes = w.b.update(
+        w.host.0,
+        caller,
+        "icrc21_canister_call_consent_message",
+        candid::encode_one(req).expect("encodes"),
+    )?;
+    standard::decode(&bytes)
+}
+
+/// Reading ICRC-21 answers with the standard's types only.
+mod standard {
+    use candid::types::{Label, TypeInner};
+    use candid::{IDLArgs, IDLValue};
+    use tool_host_tests::check::Check;
+    use tool_host_tests::{ensure, fail};
+
+    pub fn decode(bytes: &[u8]) -> Check<IDLValue> {
+        let did = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../candid/icrc21.did");
+        let (env, _) = candid_parser::utils::CandidSource::File(&did)
+            .load()
+            .expect("candid/icrc21.did parses");
+        let ty = TypeInner::Var("icrc21_consent_message_response".into()).into();
+        match IDLArgs::from_bytes_with_types(bytes, &env, &[ty]) {
+            Ok(mut args) if args.args.len() == 1 => Ok(args.args.remove(0)),
+            Ok(args) => fail!("one value, not {args}"),
+            Err(e) => {
+                fail!("the reply does not decode as ICRC-21's icrc21_consent_message_response: {e}")
+            }
+        }
+    }
+
+    /// A record's field or a variant's case, by the standard's name.
+    pub fn at<'a>(v: &'a IDLValue, name: &str) -> Check<&'a IDLValue> {
+        let named = |l: &Label| matches!(l, Label::Named(n) if n == name);
+        match v {
+            IDLValue::Record(fs) => match fs.iter().find(|f| named(&f.id)) {
+                Some(f) => Ok(&f.val),
+                None => fail!("no field {name} in {v}"),
+            },
+            IDLValue::Variant(c) if named(&c.0.id) => Ok(&c.0.val),
+            other => fail!("no {name} in {other}"),
+        }
+    }
+
+    /// The fields of an `Ok` FieldsDisplayMessage whose intent starts with `heading`.
+    pub fn fields(answer: &IDLValue, heading: &str) -> Check<Vec<(String, IDLValue)>> {
+        let msg = at(
+            at(at(answer, "Ok")?, "consent_message")?,
+            "FieldsDisplayMessage",
+        )?;
+        match at(msg, "intent")? {
+            IDLValue::Text(t) => ensure!(t.starts_with(heading), "intent {t}"),
+            other => fail!("intent {other}"),
+        }
+        let IDLValue::Vec(items) = at(msg, "fields")? else {
+            fail!("fields in {msg}")
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                IDLValue::Record(pair) if pair.len() == 2 => match &pair[0].val {
+                    IDLValue::Text(label) => Ok((label.clone(), pair[1].val.clone())),
+                    other => fail!("label {other}"),
+                },
+                other => fail!("field {other}"),
+            })
+            .collect()
+    }
+
+    pub fn field(fields: &[(String, IDLValue)], label: &str) -> Check<IDLValue> {
+        match fields.iter().find(|(l, _)| l == label) {
+            Some((_, v)) => Ok(v.clone()),
+            None => fail!("no {label} in {fields:?}"),
+        }
+    }
+
+    /// A `TokenAmount` value's decimals, amount and symbol.
+    pub fn token(v: &IDLValue) -> Check<(u8, u64, String)> {
+        let t = at(v, "TokenAmount")?;
+        match (at(t, "decimals")?, at(t, "amount")?, at(t, "symbol")?) {
+            (IDLValue::Nat8(d), IDLValue::Nat64(a), IDLValue::Text(s)) => Ok((*d, *a, s.clone())),
+            other => fail!("TokenAmount {other:?}"),
+        }
+    }
+
+    /// A `TimestampSeconds` or `DurationSeconds` value's seconds.
+    pub fn seconds(v: &IDLValue, kind: &str) -> Check<u64> {
+        match at(at(v, kind)?, "amount")? {
+            IDLValue::Nat64(s) => Ok(*s),
+            other => fail!("{kind} {other}"),
+        }
+    }
+
+    pub fn text(v: &IDLValue) -> Check<String> {
+        match at(at(v, "Text")?, "content")? {
+            IDLValue::Text(t) => Ok(t.clone()),
+            other => fail!("Text {other}"),
+        }
+    }
+}
+
 fn transfer_end_to_end(w: &mut World) -> Check {
     let p = w.p;
     // The refs come from the ledger itself.
@@ -137,19 +245,50 @@ fn transfer_end_to_end(w: &mut World) -> Check {
             "{needle} missing from the consent message:\n{text}"
         );
     }
-    let fields =
-        w.host
-            .consent_message(w.b.as_mut(), p.owner, consent_request("confirm", arg, true))?;
-    match fields {
-        Ok(i) => match i.consent_message {
-            ConsentMessage::FieldsDisplayMessage { fields, .. } => ensure!(
-                fields.iter().any(|(_, v)| v == &format!("1.5 {symbol}")),
-                "{fields:?}"
-            ),
-            other => fail!("asked for fields: {other:?}"),
-        },
-        Err(e) => fail!("fields consent message refused: {e:?}"),
+    // As a wallet reads it: the real wasm's reply decoded with the standard's own types, the
+    // amount and fee typed in the ledger's decimals and symbol.
+    let fields = as_the_standard_reads_it(w, p.owner, consent_request("confirm", arg, true))?;
+    let fields = standard::fields(&fields, "Confirm: ")?;
+    let token = |units: u64| (decimals, units, symbol.clone());
+    ensure_eq!(
+        standard::token(&standard::field(&fields, "Amount")?)?,
+        token(amount)
+    );
+    ensure_eq!(
+        standard::token(&standard::field(&fields, "Fee")?)?,
+        token(fee)
+    );
+    ensure_eq!(
+        standard::text(&standard::field(&fields, "To")?)?,
+        p.recipient.to_text()
+    );
+    let intent = w.intent(first.id)?;
+    let Some(stamp) = intent.stamp else {
+        fail!("a transfer is stamped: {intent:?}")
+    };
+    // A timestamp is typed only in whole seconds; otherwise it is the preview's exact text.
+    let created = standard::field(&fields, "Created at time")?;
+    if stamp % 1_000_000_000 == 0 {
+        ensure_eq!(
+            standard::seconds(&created, "TimestampSeconds")?,
+            stamp / 1_000_000_000
+        );
+    } else {
+        let shown = standard::text(&created)?;
+        let preview: Value = serde_json::from_str(&intent.preview)
+            .map_err(|e| tool_host_tests::check::Fail::Failed(e.to_string()))?;
+        ensure_eq!(
+            Some(shown.as_str()),
+            preview["arguments"]["created_at_time"].as_str()
+        );
     }
+    ensure_eq!(
+        standard::seconds(
+            &standard::field(&fields, "Preview expires")?,
+            "TimestampSeconds"
+        )?,
+        intent.expires_at / 1_000_000_000
+    );
 
     let recipient = account(p.recipient);
     let confirmed = w.confirm_ok(first.id, &first.digest)?;
@@ -228,11 +367,21 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
     let consent = w.host.consent_message(
         w.b.as_mut(),
         p.owner,
-        consent_request("call_tool", commit_arg, false),
+        consent_request("call_tool", commit_arg.clone(), false),
     )?;
     ensure!(
         consent.is_ok(),
         "a commit with a digest has a consent message: {consent:?}"
+    );
+    let fields = as_the_standard_reads_it(
+        w,
+        Principal::anonymous(),
+        consent_request("call_tool", commit_arg, true),
+    )?;
+    let fields = standard::fields(&fields, "Confirm: ")?;
+    ensure_eq!(
+        standard::text(&standard::field(&fields, "Intent")?)?,
+        own.id.to_string()
     );
     // Without the digest nobody (the anonymous caller included) learns anything of the intent.
     let blind_arg = candid::encode_one(tool_host_engine::types::DeclineArgs {
@@ -262,7 +411,7 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
     match w.host.consent_message(
         w.b.as_mut(),
         p.owner,
-        consent_request("decline", decline_arg, false),
+        consent_request("decline", decline_arg.clone(), false),
     )? {
         Ok(info) => match info.consent_message {
             ConsentMessage::GenericDisplayMessage(t) => {
@@ -272,6 +421,16 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
         },
         Err(e) => fail!("decline consent message: {e:?}"),
     }
+    let fields = as_the_standard_reads_it(
+        w,
+        Principal::anonymous(),
+        consent_request("decline", decline_arg, true),
+    )?;
+    let fields = standard::fields(&fields, "Decline: ")?;
+    ensure_eq!(
+        standard::text(&standard::field(&fields, "Action")?)?,
+        "Decline: nothing is sent."
+    );
     let unsupported = w.host.consent_message(
         w.b.as_mut(),
         Principal::anonymous(),

@@ -27,6 +27,7 @@ mod outcome;
 mod peers;
 mod race;
 mod reconcile;
+mod stable;
 mod steps;
 mod timers;
 mod unknown;
@@ -87,6 +88,7 @@ fn scenarios() -> Vec<Scenario> {
     all.extend(race::scenarios());
     all.extend(reconcile::scenarios());
     all.extend(upgrade::scenarios());
+    all.extend(stable::scenarios());
     all.extend(timers::scenarios());
     all.extend(icrc2::scenarios());
     all.extend(auth::scenarios());

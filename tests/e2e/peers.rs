@@ -18,7 +18,7 @@ use tool_host_engine::types::{ApiError, ToolResult};
 use tool_host_tests::backend::BackendExt;
 use tool_host_tests::backend::{decode, InstallMode};
 use tool_host_tests::check::{ApiOk, Check, Fail};
-use tool_host_tests::clients::{nat_u64, InitArgs};
+use tool_host_tests::clients::{host_arg, nat_u64, HostArg, UpgradeArgs};
 use tool_host_tests::wasm::{self, Canister};
 use tool_host_tests::world::{account, World};
 use tool_host_tests::{ensure, ensure_eq, fail};
@@ -314,7 +314,7 @@ fn upgrade_every_state(w: &mut World) -> Check {
     let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
     // A send is in flight: a plain upgrade is refused (the old code keeps running); forced,
     // it goes ahead and that send's outcome becomes unknown.
-    let plain = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    let plain = host_arg(HostArg::Upgrade(None));
     match w
         .b
         .install(host, wasm, plain, InstallMode::Upgrade, controller)
@@ -322,11 +322,11 @@ fn upgrade_every_state(w: &mut World) -> Check {
         Err(e) => ensure!(e.to_string().contains("upgrade refused"), "{e}"),
         Ok(()) => fail!("an upgrade with a send in flight was not refused"),
     }
-    let force = InitArgs {
+    let force = UpgradeArgs {
         force: Some(true),
         ..Default::default()
     };
-    let arg = candid::encode_args((Some(force),)).expect("encodes");
+    let arg = host_arg(HostArg::Upgrade(Some(force)));
     w.b.install(host, wasm, arg, InstallMode::Upgrade, controller)?;
     for (old, id) in before.iter().zip([open.id, done.id, unknown.id]) {
         ensure_eq!(&w.intent(id)?, old, "intent {id} is unchanged");

@@ -11,16 +11,170 @@ use test_ledger::types::Fault;
 use tool_host_engine::types::{ApiError, ToolResult};
 use tool_host_tests::backend::{decode, InstallMode};
 use tool_host_tests::check::{ApiOk, Check, Fail};
-use tool_host_tests::clients::InitArgs;
+use tool_host_tests::clients::{host_arg, HostArg, InitArgs, UpgradeArgs};
 use tool_host_tests::wasm::{self, Canister};
 use tool_host_tests::world::World;
-use tool_host_tests::{ensure, ensure_eq};
+use tool_host_tests::{ensure, ensure_eq, fail};
 
 pub fn scenarios() -> Vec<Scenario> {
-    vec![Scenario::new(
-        "upgrade::keeps_intents_and_timers_ledger_fault",
-        keeps_intents_and_timers,
-    )]
+    vec![
+        Scenario::new(
+            "upgrade::keeps_intents_and_timers_ledger_fault",
+            keeps_intents_and_timers,
+        ),
+        Scenario::new("upgrade::install_takes_only_init", install_takes_only_init),
+        Scenario::new(
+            "upgrade::an_upgrade_changes_only_what_it_names",
+            an_upgrade_changes_only_what_it_names,
+        ),
+    ]
+}
+
+/// An install refused: the error names the rule (the backend's install failed with the trap).
+fn refused(r: tool_host_tests::backend::Result<()>, what: &str, wanted: &str) -> Check {
+    match r {
+        Err(e) => ensure!(e.to_string().contains(wanted), "{what}: {e}"),
+        Ok(()) => fail!("{what} was not refused"),
+    }
+    Ok(())
+}
+
+/// Install takes `Init` (or no argument) only; its limits pass `set_limits`'s checks and a
+/// refusal gives `set_limits`'s own message.
+fn install_takes_only_init(w: &mut World) -> Check {
+    let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
+    let c = w.p.controller;
+    let fresh = w.b.create_canister(&[c])?;
+    let install =
+        |w: &mut World, arg: Vec<u8>| w.b.install(fresh, wasm, arg, InstallMode::Install, c);
+    refused(
+        install(w, host_arg(HostArg::Upgrade(None))),
+        "an install with `Upgrade`",
+        "install refused: the argument is `Upgrade`",
+    )?;
+    // The argument of before this release (`opt InitArgs`) is not taken for "absent".
+    let old = candid::encode_one(Some(InitArgs::default())).expect("encodes");
+    refused(
+        install(w, old),
+        "an install with `opt record`",
+        "is not a HostArg",
+    )?;
+    let mut bad = w.limits()?;
+    bad.call_timeout_seconds = 0;
+    let why = match w.host.set_limits(w.b.as_mut(), c, bad.clone())? {
+        Err(e) => e.message,
+        Ok(_) => return Err(Fail::Failed("set_limits took a call timeout of 0".into())),
+    };
+    ensure_eq!(why, "call_timeout_seconds is 1 to 300");
+    let init = InitArgs {
+        admins: vec![w.p.admin],
+        limits: Some(bad),
+    };
+    refused(
+        install(w, host_arg(HostArg::Init(init))),
+        "an install with a call timeout of 0",
+        &format!("install refused: limits: INVALID_ARGUMENT: {why}"),
+    )?;
+    let anonymous = InitArgs {
+        admins: vec![candid::Principal::anonymous()],
+        limits: None,
+    };
+    refused(
+        install(w, host_arg(HostArg::Init(anonymous))),
+        "an install naming the anonymous principal as admin",
+        "install refused: admin 2vxsx-fae: ANONYMOUS",
+    )?;
+    // No argument at all (`dfx deploy` without `--argument`): no admins, the default limits.
+    install(w, vec![])?;
+    let host = tool_host_tests::clients::ToolHost(fresh);
+    let admins = host
+        .list_admins(w.b.as_mut(), c)?
+        .ok_or_fail("list_admins")?;
+    ensure_eq!(admins, vec![]);
+    let limits = host.get_limits(w.b.as_mut(), c)?.ok_or_fail("get_limits")?;
+    ensure_eq!(limits, tool_host_engine::types::Limits::default());
+    Ok(())
+}
+
+/// An upgrade takes `Upgrade` (or no argument) only; refused, nothing changes; with no argument
+/// admins and limits stay; naming limits (or admins to add) changes only those.
+fn an_upgrade_changes_only_what_it_names(w: &mut World) -> Check {
+    let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
+    let (host, c) = (w.host.0, w.p.controller);
+    let upgrade =
+        |w: &mut World, arg: Vec<u8>| w.b.install(host, wasm, arg, InstallMode::Upgrade, c);
+    // Something the limits do not cover, to see it kept.
+    let mut changed = w.limits()?;
+    changed.max_forms = 17;
+    w.set_limits(changed.clone())?;
+    let p = w.prepare_transfer(&w.amt("1"))?;
+    let before = snapshot(w)?;
+    ensure_eq!(before.admins, vec![w.p.admin]);
+
+    let init = InitArgs {
+        admins: vec![],
+        limits: None,
+    };
+    refused(
+        upgrade(w, host_arg(HostArg::Init(init))),
+        "an upgrade with `Init`",
+        "upgrade refused: the argument is `Init`",
+    )?;
+    ensure_eq!(snapshot(w)?, before);
+    let mut bad = before.limits.clone();
+    bad.call_timeout_seconds = 0;
+    let bad_upgrade = UpgradeArgs {
+        limits: Some(bad),
+        add_admins: Some(vec![w.p.owner]),
+        force: None,
+    };
+    refused(
+        upgrade(w, host_arg(HostArg::Upgrade(Some(bad_upgrade)))),
+        "an upgrade with a call timeout of 0",
+        "upgrade refused: limits: INVALID_ARGUMENT: call_timeout_seconds is 1 to 300",
+    )?;
+    ensure_eq!(snapshot(w)?, before, "a refused upgrade changes nothing");
+
+    // No argument, and `Upgrade = null`: admins and limits as they were.
+    upgrade(w, vec![])?;
+    ensure_eq!(snapshot(w)?, before);
+    upgrade(w, host_arg(HostArg::Upgrade(None)))?;
+    ensure_eq!(snapshot(w)?, before);
+
+    // Naming the limits changes the limits only; naming admins to add adds them.
+    let mut limits = before.limits.clone();
+    limits.call_timeout_seconds = 30;
+    let named = UpgradeArgs {
+        limits: Some(limits.clone()),
+        ..Default::default()
+    };
+    upgrade(w, host_arg(HostArg::Upgrade(Some(named))))?;
+    let after = snapshot(w)?;
+    ensure_eq!(after.limits, limits);
+    ensure_eq!(
+        Snapshot {
+            limits: before.limits.clone(),
+            ..after
+        },
+        before,
+        "only the limits changed"
+    );
+    let add = UpgradeArgs {
+        add_admins: Some(vec![w.p.owner]),
+        ..Default::default()
+    };
+    upgrade(w, host_arg(HostArg::Upgrade(Some(add))))?;
+    let after = snapshot(w)?;
+    let mut admins = vec![w.p.admin, w.p.owner];
+    admins.sort();
+    let mut listed = after.admins.clone();
+    listed.sort();
+    ensure_eq!(listed, admins);
+    ensure_eq!(after.limits, limits);
+    // The intent prepared before is there and still confirms.
+    let r = w.confirm_ok(p.id, &p.digest)?;
+    ensure_eq!(r.outcome.as_deref(), Some("success"), "{}", r.content);
+    Ok(())
 }
 
 /// What callers can read of the tool host, to compare before and after.
@@ -76,7 +230,7 @@ fn keeps_intents_and_timers(w: &mut World) -> Check {
     let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
     // With a send in flight a plain upgrade is refused, and nothing changes: the old code
     // keeps running with its call.
-    let arg = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    let arg = host_arg(HostArg::Upgrade(None));
     match w
         .b
         .install(host, wasm, arg, InstallMode::Upgrade, controller)
@@ -95,11 +249,11 @@ fn keeps_intents_and_timers(w: &mut World) -> Check {
     ensure_eq!(w.intent(d.id)?.status, "in_flight");
     ensure_eq!(snapshot(w)?, before);
     // Forced, it goes ahead.
-    let force = InitArgs {
+    let force = UpgradeArgs {
         force: Some(true),
         ..Default::default()
     };
-    let arg = candid::encode_args((Some(force),)).expect("encodes");
+    let arg = host_arg(HostArg::Upgrade(Some(force)));
     w.b.install(host, wasm, arg, InstallMode::Upgrade, controller)?;
 
     // Everything registered is still there, and so is every intent.

@@ -4,6 +4,7 @@
 
 use candid::utils::{ArgumentDecoder, ArgumentEncoder};
 use candid::Principal;
+use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -84,6 +85,39 @@ pub enum InstallMode {
 /// An ingress update submitted with [`Backend::submit`], awaited later with [`Backend::await_reply`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Submitted(pub u64);
+
+/// The updates a backend submitted and a test has not awaited yet, by their [`Submitted`]
+/// handle: the bookkeeping every backend shares, whatever its own message id is.
+#[derive(Debug)]
+pub struct PendingMessages<M> {
+    messages: HashMap<u64, M>,
+    next: u64,
+}
+
+impl<M> Default for PendingMessages<M> {
+    fn default() -> Self {
+        PendingMessages {
+            messages: HashMap::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<M> PendingMessages<M> {
+    /// Keeps a submitted message; the handle is new for each one.
+    pub fn submitted(&mut self, message: M) -> Submitted {
+        self.next += 1;
+        self.messages.insert(self.next, message);
+        Submitted(self.next)
+    }
+
+    /// The message of a handle, once: awaiting it again is an error, never another reply.
+    pub fn take(&mut self, id: Submitted) -> Result<M> {
+        self.messages
+            .remove(&id.0)
+            .ok_or_else(|| BackendError::Host(format!("no submitted message {}", id.0)))
+    }
+}
 
 /// Rounds `run_until_quiet` runs at most by default.
 pub const QUIET_ROUNDS: u64 = 10_000;
@@ -169,6 +203,10 @@ pub trait Backend {
     fn add_cycles(&mut self, canister: Principal, amount: u128) -> Result<()>;
     /// A canister's cycle balance.
     fn cycle_balance(&mut self, canister: Principal) -> Result<u128>;
+    /// A canister's whole stable memory (a saved image).
+    fn stable_memory(&mut self, canister: Principal) -> Result<Vec<u8>>;
+    /// Replaces an installed canister's stable memory with `image` (then upgrade into it).
+    fn set_stable_memory(&mut self, canister: Principal, image: &[u8]) -> Result<()>;
 }
 
 /// Typed calls and waiting helpers over any backend.

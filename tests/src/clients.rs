@@ -11,13 +11,12 @@ use test_ledger::types as lt;
 use tool_host_engine::consent::{ConsentMessageRequest, ConsentResponse};
 use tool_host_engine::types::*;
 
-/// The tool host's install and upgrade argument (`opt InitArgs` in the .did).
-#[derive(CandidType, Deserialize, Clone, Debug, Default)]
-pub struct InitArgs {
-    pub admins: Vec<Principal>,
-    pub limits: Option<Limits>,
-    /// Upgrade even with sends in flight (their outcomes become unknown).
-    pub force: Option<bool>,
+/// The tool host's install and upgrade argument (`HostArg` in the .did), from the engine.
+pub use tool_host_engine::types::{HostArg, InitArgs, UpgradeArgs};
+
+/// `HostArg` as install and upgrade bytes.
+pub fn host_arg(arg: HostArg) -> Vec<u8> {
+    candid::encode_one(arg).expect("encodes")
 }
 
 pub type Api<T> = std::result::Result<T, ApiError>;

@@ -1,15 +1,15 @@
 //! The local IC host (`local_ic::LocalIc`, wasmi) as a [`Backend`]: what CI runs here.
 
-use crate::backend::{Backend, BackendError, BackendKind, InstallMode, Result, Submitted};
+use crate::backend::{
+    Backend, BackendError, BackendKind, InstallMode, PendingMessages, Result, Submitted,
+};
 use candid::Principal;
 use local_ic::{LocalIc, MessageId, Reject, RejectCode};
-use std::collections::HashMap;
 use std::time::Duration;
 
 pub struct LocalBackend {
     ic: LocalIc,
-    pending: HashMap<u64, MessageId>,
-    next: u64,
+    pending: PendingMessages<MessageId>,
 }
 
 impl Default for LocalBackend {
@@ -26,8 +26,7 @@ impl LocalBackend {
         ic.set_echo_logs(std::env::var_os("LOCAL_IC_ECHO").is_some());
         LocalBackend {
             ic,
-            pending: HashMap::new(),
-            next: 0,
+            pending: PendingMessages::default(),
         }
     }
 
@@ -123,16 +122,11 @@ impl Backend for LocalBackend {
             .ic
             .submit_update(canister, sender, method, arg)
             .map_err(reject)?;
-        self.next += 1;
-        self.pending.insert(self.next, id);
-        Ok(Submitted(self.next))
+        Ok(self.pending.submitted(id))
     }
 
     fn await_reply(&mut self, id: Submitted) -> Result<Vec<u8>> {
-        let mid = self
-            .pending
-            .remove(&id.0)
-            .ok_or_else(|| BackendError::Host(format!("no submitted message {}", id.0)))?;
+        let mid = self.pending.take(id)?;
         self.ic.await_message(mid).map_err(reject)
     }
 
@@ -222,6 +216,26 @@ impl Backend for LocalBackend {
     fn cycle_balance(&mut self, canister: Principal) -> Result<u128> {
         self.exists(canister)?;
         Ok(self.ic.cycle_balance(canister))
+    }
+
+    fn stable_memory(&mut self, canister: Principal) -> Result<Vec<u8>> {
+        self.exists(canister)?;
+        if !self.ic.has_code(canister) {
+            return Ok(vec![]);
+        }
+        let len = self.ic.stable_memory_pages(canister) * local_ic::WASM_PAGE_SIZE;
+        Ok(self.ic.read_stable_memory(canister, 0, len as usize))
+    }
+
+    fn set_stable_memory(&mut self, canister: Principal, image: &[u8]) -> Result<()> {
+        self.exists(canister)?;
+        if !self.ic.has_code(canister) {
+            return Err(BackendError::Host(format!(
+                "{canister} has no code: install some before loading a stable image"
+            )));
+        }
+        self.ic.set_stable_memory(canister, image);
+        Ok(())
     }
 }
 

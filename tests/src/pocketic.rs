@@ -1,11 +1,12 @@
 //! PocketIC as a [`Backend`], used only where `POCKET_IC_BIN` points to a PocketIC server
 //! binary (the `pocket-ic` crate would otherwise try to download one, which fails here).
 
-use crate::backend::{Backend, BackendError, BackendKind, InstallMode, Result, Submitted};
+use crate::backend::{
+    Backend, BackendError, BackendKind, InstallMode, PendingMessages, Result, Submitted,
+};
 use candid::Principal;
 use pocket_ic::common::rest::RawMessageId;
 use pocket_ic::{CanisterSettings, PocketIc, PocketIcBuilder, RejectResponse};
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,8 +20,7 @@ pub const SETTLE_TICKS: u64 = 30;
 
 pub struct PocketIcBackend {
     pic: PocketIc,
-    pending: HashMap<u64, RawMessageId>,
-    next: u64,
+    pending: PendingMessages<RawMessageId>,
 }
 
 impl PocketIcBackend {
@@ -48,8 +48,7 @@ impl PocketIcBackend {
             .build();
         Ok(PocketIcBackend {
             pic,
-            pending: HashMap::new(),
-            next: 0,
+            pending: PendingMessages::default(),
         })
     }
 
@@ -171,16 +170,11 @@ impl Backend for PocketIcBackend {
             .pic
             .submit_call(canister, sender, method, arg)
             .map_err(reject)?;
-        self.next += 1;
-        self.pending.insert(self.next, id);
-        Ok(Submitted(self.next))
+        Ok(self.pending.submitted(id))
     }
 
     fn await_reply(&mut self, id: Submitted) -> Result<Vec<u8>> {
-        let mid = self
-            .pending
-            .remove(&id.0)
-            .ok_or_else(|| BackendError::Host(format!("no submitted message {}", id.0)))?;
+        let mid = self.pending.take(id)?;
         self.pic.await_call(mid).map_err(reject)
     }
 
@@ -253,5 +247,19 @@ impl Backend for PocketIcBackend {
 
     fn cycle_balance(&mut self, canister: Principal) -> Result<u128> {
         guarded("cycle_balance", || self.pic.cycle_balance(canister))
+    }
+
+    fn stable_memory(&mut self, canister: Principal) -> Result<Vec<u8>> {
+        guarded("get_stable_memory", || self.pic.get_stable_memory(canister))
+    }
+
+    fn set_stable_memory(&mut self, canister: Principal, image: &[u8]) -> Result<()> {
+        guarded("set_stable_memory", || {
+            self.pic.set_stable_memory(
+                canister,
+                image.to_vec(),
+                pocket_ic::common::rest::BlobCompression::NoCompression,
+            )
+        })
     }
 }

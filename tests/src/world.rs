@@ -5,7 +5,7 @@
 
 use crate::backend::{Backend, InstallMode};
 use crate::check::{ApiOk, Check, Fail};
-use crate::clients::{Api, Depositor, InitArgs, Ledger, ToolHost};
+use crate::clients::{host_arg, Api, Depositor, HostArg, InitArgs, Ledger, ToolHost};
 use crate::ledgers::{LedgerKind, Token};
 use crate::wasm::{self, Canister};
 use crate::{ensure, fail};
@@ -118,12 +118,11 @@ impl World {
         let init = InitArgs {
             admins: vec![p.admin],
             limits: None,
-            force: None,
         };
         b.install(
             host.0,
             host_wasm,
-            candid::encode_args((Some(init),)).expect("encodes"),
+            host_arg(HostArg::Init(init)),
             InstallMode::Install,
             p.controller,
         )?;

@@ -7,7 +7,7 @@ use ic_cdk::{init, inspect_message, post_upgrade, query, update};
 use ic_stable_structures::DefaultMemoryImpl;
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
-use tool_host_engine::consent::{ConsentMessageRequest, ConsentResponse};
+use tool_host_engine::consent::{icrc21_consent_message_request, icrc21_consent_message_response};
 use tool_host_engine::runtime::{CallOutcome, Runtime};
 use tool_host_engine::state::State;
 use tool_host_engine::types::*;
@@ -90,34 +90,17 @@ impl Runtime for Ic {
     }
 }
 
-/// Install and upgrade argument: initial admins and limits; `force` lets an upgrade go ahead
-/// with sends in flight (their outcomes become unknown and are reconciled).
-#[derive(CandidType, Deserialize, Clone, Debug, Default)]
-pub struct InitArgs {
-    pub admins: Vec<Principal>,
-    pub limits: Option<Limits>,
-    pub force: Option<bool>,
+/// The install and upgrade argument (`HostArg`), read by the engine; a refusal traps, which
+/// fails the install or rolls the whole upgrade back (the old code keeps running).
+fn host_arg(bytes: Vec<u8>) -> Option<HostArg> {
+    lifecycle::decode_host_arg(&bytes).unwrap_or_else(|e| ic_cdk::trap(e))
 }
 
-fn apply_init(args: Option<InitArgs>) {
-    let args = args.unwrap_or_default();
-    let now = ic_cdk::api::time();
-    Ic.with_state(|s| {
-        for a in args.admins {
-            if a != Principal::anonymous() {
-                s.admins.insert(a, now);
-            }
-        }
-        if let Some(l) = args.limits {
-            s.update_config(|c| c.limits = l);
-        }
-    });
-}
-
-#[init]
-fn init(args: Option<InitArgs>) {
-    apply_init(args);
-    lifecycle::after_init(&Ic);
+#[init(decode_with = "host_arg", hidden = true)]
+fn init(arg: Option<HostArg>) {
+    if let Err(why) = lifecycle::install(&Ic, arg) {
+        ic_cdk::trap(why);
+    }
 }
 
 /// With sends in flight the upgrade is refused (a trap here rolls the whole upgrade back, and
@@ -125,14 +108,11 @@ fn init(args: Option<InitArgs>) {
 /// knows them. Upgrade a stopped canister (stop, install, start), or pass `force = opt true`.
 /// The check is here, not in `pre_upgrade`, because only `canister_post_upgrade` can read the
 /// upgrade argument.
-#[post_upgrade]
-fn post_upgrade(args: Option<InitArgs>) {
-    let force = args.as_ref().and_then(|a| a.force).unwrap_or(false);
-    if let Err(why) = lifecycle::check_upgrade(&Ic, force) {
-        ic_cdk::trap(format!("upgrade refused: {why}"));
+#[post_upgrade(decode_with = "host_arg", hidden = true)]
+fn post_upgrade(arg: Option<HostArg>) {
+    if let Err(why) = lifecycle::upgrade(&Ic, arg) {
+        ic_cdk::trap(why);
     }
-    apply_init(args);
-    lifecycle::after_upgrade(&Ic);
 }
 
 fn caller() -> Principal {
@@ -173,19 +153,25 @@ fn encode_tool_reply(r: Result<ToolResult, ApiError>) -> Vec<u8> {
     messages::tool_reply(&r)
 }
 
-/// The Candid signatures of `call_tool` and `confirm` for the exported interface: with their
-/// own decoders and encoders, ic-cdk would export them as `(blob) -> (blob)`.
+/// The Candid signatures of the install argument, `call_tool` and `confirm` for the exported
+/// interface: with their own decoders and encoders, ic-cdk would export them as blobs.
 #[allow(dead_code)]
 mod interface {
     use super::*;
 
+    /// The argument as clients pass it; `host_arg` also takes none (see `HostArg`).
+    #[candid::candid_method(init)]
+    fn init(_: HostArg) {
+        unreachable!("interface only")
+    }
+
     #[candid::candid_method(update, rename = "call_tool")]
-    fn call_tool(_: CallToolArgs) -> Result<ToolResult, ApiError> {
+    fn call_tool(_: CallToolArgs) -> ToolCallResult {
         unreachable!("interface only")
     }
 
     #[candid::candid_method(update, rename = "confirm")]
-    fn confirm(_: ConfirmArgs) -> Result<ToolResult, ApiError> {
+    fn confirm(_: ConfirmArgs) -> ToolCallResult {
         unreachable!("interface only")
     }
 }
@@ -215,120 +201,126 @@ async fn confirm(args: ConfirmArgs) -> Result<ToolResult, ApiError> {
 }
 
 #[update]
-fn decline(args: DeclineArgs) -> Result<ToolResult, ApiError> {
+fn decline(args: DeclineArgs) -> ToolCallResult {
     send::decline(
         &Ic,
         caller(),
         args.intent_id,
         args.digest.as_ref().map(|d| d.as_slice()),
     )
+    .into()
 }
 
 #[query]
-fn get_intent(id: u64) -> Result<IntentView, ApiError> {
-    views::get_intent(&Ic, caller(), id)
+fn get_intent(id: u64) -> GetIntentResult {
+    views::get_intent(&Ic, caller(), id).into()
 }
 
 #[query]
-fn list_intents(args: ListIntentsArgs) -> Result<IntentPage, ApiError> {
-    views::list_intents(&Ic, caller(), args)
+fn list_intents(args: ListIntentsArgs) -> ListIntentsResult {
+    views::list_intents(&Ic, caller(), args).into()
 }
 
 // Owners.
 
 #[update]
-fn authorize_agent(agent: Principal) -> Result<(), ApiError> {
-    owners::authorize_agent(&Ic, caller(), agent)
+fn authorize_agent(agent: Principal) -> UnitResult {
+    owners::authorize_agent(&Ic, caller(), agent).into()
 }
 
 #[update]
-fn revoke_agent(agent: Principal) -> Result<(), ApiError> {
-    owners::revoke_agent(&Ic, caller(), agent)
+fn revoke_agent(agent: Principal) -> UnitResult {
+    owners::revoke_agent(&Ic, caller(), agent).into()
 }
 
 #[query]
-fn list_agents() -> Result<Vec<Principal>, ApiError> {
-    owners::list_agents(&Ic, caller())
+fn list_agents() -> PrincipalsResult {
+    owners::list_agents(&Ic, caller()).into()
 }
 
 #[query]
-fn deposit_account() -> Result<DepositAccount, ApiError> {
-    owners::deposit_account(&Ic, caller())
+fn deposit_account() -> DepositAccountResult {
+    owners::deposit_account(&Ic, caller()).into()
 }
 
 // Admins.
 
 #[update]
-fn register_form(args: RegisterFormArgs) -> Result<FormInfo, ApiError> {
-    registry::register_form(&Ic, caller(), args)
+fn register_form(args: RegisterFormArgs) -> FormResult {
+    registry::register_form(&Ic, caller(), args).into()
 }
 
 #[update]
-fn remove_form(id: String) -> Result<(), ApiError> {
-    registry::remove_form(&Ic, caller(), id)
+fn remove_form(id: String) -> UnitResult {
+    registry::remove_form(&Ic, caller(), id).into()
 }
 
 #[query]
-fn list_forms() -> Result<Vec<FormInfo>, ApiError> {
-    registry::list_forms(&Ic, caller())
+fn list_forms() -> FormsResult {
+    registry::list_forms(&Ic, caller()).into()
 }
 
 #[update]
-async fn register_canister(args: RegisterCanisterArgs) -> Result<TargetView, ApiError> {
-    registry::register_canister(&Ic, caller(), args).await
+async fn register_canister(args: RegisterCanisterArgs) -> TargetResult {
+    registry::register_canister(&Ic, caller(), args)
+        .await
+        .into()
 }
 
 #[update]
-fn remove_canister(id: Principal) -> Result<(), ApiError> {
-    registry::remove_canister(&Ic, caller(), id)
+fn remove_canister(id: Principal) -> UnitResult {
+    registry::remove_canister(&Ic, caller(), id).into()
 }
 
 #[query]
-fn list_canisters() -> Result<Vec<TargetView>, ApiError> {
-    registry::list_canisters(&Ic, caller())
+fn list_canisters() -> TargetsResult {
+    registry::list_canisters(&Ic, caller()).into()
 }
 
 #[update]
-async fn refresh_refs(id: Option<Principal>) -> Result<Vec<TargetView>, ApiError> {
-    registry::refresh_refs(&Ic, caller(), id).await
+async fn refresh_refs(id: Option<Principal>) -> TargetsResult {
+    registry::refresh_refs(&Ic, caller(), id).await.into()
 }
 
 #[query]
-fn get_limits() -> Result<Limits, ApiError> {
-    registry::get_limits(&Ic, caller())
+fn get_limits() -> LimitsResult {
+    registry::get_limits(&Ic, caller()).into()
 }
 
 #[update]
-fn set_limits(limits: Limits) -> Result<Limits, ApiError> {
-    registry::set_limits(&Ic, caller(), limits)
+fn set_limits(limits: Limits) -> LimitsResult {
+    registry::set_limits(&Ic, caller(), limits).into()
 }
 
 #[update]
-fn add_admin(admin: Principal) -> Result<(), ApiError> {
-    registry::add_admin(&Ic, caller(), admin)
+fn add_admin(admin: Principal) -> UnitResult {
+    registry::add_admin(&Ic, caller(), admin).into()
 }
 
 #[update]
-fn remove_admin(admin: Principal) -> Result<(), ApiError> {
-    registry::remove_admin(&Ic, caller(), admin)
+fn remove_admin(admin: Principal) -> UnitResult {
+    registry::remove_admin(&Ic, caller(), admin).into()
 }
 
 #[query]
-fn list_admins() -> Result<Vec<Principal>, ApiError> {
-    registry::list_admins(&Ic, caller())
+fn list_admins() -> PrincipalsResult {
+    registry::list_admins(&Ic, caller()).into()
 }
 
 #[query]
-fn stats() -> Result<Stats, ApiError> {
-    tool_host_engine::auth::user(&caller())?;
-    Ok(lifecycle::stats(&Ic, ic_cdk::api::stable_size() * 65_536))
+fn stats() -> StatsResult {
+    tool_host_engine::auth::user(&caller())
+        .map(|()| lifecycle::stats(&Ic, ic_cdk::api::stable_size() * 65_536))
+        .into()
 }
 
 // ICRC-21 and ICRC-10.
 
 #[update]
-fn icrc21_canister_call_consent_message(req: ConsentMessageRequest) -> ConsentResponse {
-    consent::consent_message(&Ic, req)
+fn icrc21_canister_call_consent_message(
+    req: icrc21_consent_message_request,
+) -> icrc21_consent_message_response {
+    consent::consent_message(&Ic, req).into()
 }
 
 #[query]
@@ -376,19 +368,76 @@ ic_cdk::export_candid!();
 #[cfg(test)]
 mod tests {
     use candid_parser::utils::{service_equal, CandidSource};
+    use tool_host_engine::lifecycle::decode_host_arg;
+    use tool_host_engine::types::{HostArg, InitArgs, UpgradeArgs};
+
+    /// The install and upgrade arguments the scripts and docs give, as dfx encodes them (with
+    /// the .did's `HostArg`), read as the canister reads them: a typo in one would fail every
+    /// deploy.
+    #[test]
+    fn the_documented_install_and_upgrade_arguments_read_as_host_args() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let (env, actor) = CandidSource::File(&root.join("candid/tool_host.did"))
+            .load()
+            .expect("the .did loads");
+        let init = match actor.expect("a service").as_ref() {
+            candid::types::TypeInner::Class(args, _) => args.clone(),
+            other => panic!("the service takes no argument: {other:?}"),
+        };
+        let read = |text: &str| {
+            let bytes = candid_parser::parse_idl_args(text)
+                .unwrap_or_else(|e| panic!("{text}: {e}"))
+                .to_bytes_with_types(&env, &init)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            decode_host_arg(&bytes).unwrap_or_else(|e| panic!("{text}: {e}"))
+        };
+        let install = "(variant { Init = record { admins = vec {}; limits = null } })";
+        let upgrade = "(variant { Upgrade = null })";
+        let named = |force: &str| {
+            format!("(variant {{ Upgrade = opt record {{ force = {force}; limits = null; add_admins = null }} }})")
+        };
+        assert_eq!(read(install), Some(HostArg::Init(InitArgs::default())));
+        assert_eq!(read(upgrade), Some(HostArg::Upgrade(None)));
+        assert_eq!(
+            read(&named("opt true")),
+            Some(HostArg::Upgrade(Some(UpgradeArgs {
+                force: Some(true),
+                ..Default::default()
+            })))
+        );
+        for (file, text) in [
+            ("scripts/deploy-local.sh", install.to_string()),
+            ("docs/deploy.md", install.to_string()),
+            ("docs/deploy.md", upgrade.to_string()),
+            ("CHANGELOG.md", upgrade.to_string()),
+            ("scripts/upgrade.sh", named("${FORCE}")),
+        ] {
+            let content = std::fs::read_to_string(root.join(file)).expect("reads");
+            assert!(content.contains(&text), "{file} does not pass {text}");
+        }
+    }
 
     #[test]
     fn the_did_file_matches_the_exported_interface() {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../candid/tool_host.did");
         let exported = super::__export_service();
+        let header = "// The tool host's Candid interface. Generated from the code (UPDATE_CANDID=1 cargo test -p tool_host);\n// a test checks that the two agree. Roles, errors and limits: docs/canister.md.\n\n";
+        let generated = format!("{header}{exported}");
         if std::env::var("UPDATE_CANDID").is_ok() {
-            let header = "// The tool host's Candid interface. Generated from the code (UPDATE_CANDID=1 cargo test -p tool_host);\n// a test checks that the two agree. Roles, errors and limits: docs/canister.md.\n\n";
-            std::fs::write(&path, format!("{header}{exported}")).expect("writes the .did");
+            std::fs::write(&path, &generated).expect("writes the .did");
             return;
         }
         service_equal(CandidSource::Text(&exported), CandidSource::File(&path)).unwrap_or_else(|e| {
             panic!("candid/tool_host.did differs from the code: {e}\n\nthe code exports:\n{exported}")
         });
+        // Equal types are not enough: generated clients use the type names, and the comments
+        // are the documentation of statuses and outcomes.
+        let file = std::fs::read_to_string(&path).expect("reads the .did");
+        assert!(
+            file == generated,
+            "candid/tool_host.did has other type names or comments than the code exports \
+             (UPDATE_CANDID=1 cargo test -p tool_host writes it)\n\nthe code exports:\n{exported}"
+        );
     }
 }

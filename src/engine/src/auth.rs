@@ -10,7 +10,7 @@ use candid::Principal;
 pub fn user(caller: &Principal) -> ApiResult<()> {
     if *caller == Principal::anonymous() {
         return Err(err(
-            ANONYMOUS,
+            ErrorCode::Anonymous,
             "the anonymous principal may only list tools and read consent messages; sign in",
         ));
     }
@@ -21,7 +21,7 @@ pub fn controller<R: Runtime>(rt: &R, caller: &Principal) -> ApiResult<()> {
     user(caller)?;
     if !rt.is_controller(caller) {
         return Err(err(
-            NOT_AUTHORIZED,
+            ErrorCode::NotAuthorized,
             format!("{caller} is not a controller of the tool host"),
         ));
     }
@@ -34,7 +34,7 @@ pub fn admin<R: Runtime>(rt: &R, caller: &Principal) -> ApiResult<()> {
         return Ok(());
     }
     Err(err(
-        NOT_AUTHORIZED,
+        ErrorCode::NotAuthorized,
         format!("{caller} is neither a controller nor an admin of the tool host"),
     ))
 }
@@ -51,7 +51,7 @@ pub fn acting_owner<R: Runtime>(
         Ok(owner)
     } else {
         Err(err(
-            NOT_AUTHORIZED,
+            ErrorCode::NotAuthorized,
             format!("{caller} is not an agent of {owner}"),
         ))
     }

@@ -8,56 +8,117 @@ use crate::runtime::Runtime;
 use crate::types::{CallToolArgs, ConfirmArgs, DeclineArgs, StandardRecord};
 use candid::{CandidType, Deserialize, Nat};
 use serde_bytes::ByteBuf;
-use serde_json::Value;
+use serde_json::Value as Json;
+use tool_host_core::display::{typed_fields, Typed, TypedField};
 
+// The ICRC-21 types under the names of the standard's `.did` (`candid/icrc21.did`): Candid
+// names a type after its Rust name, and generated clients match other canisters' only with
+// the same names. The Rust names stay readable through the aliases below.
+
+#[allow(non_camel_case_types)]
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct ConsentMessageMetadata {
+pub struct icrc21_consent_message_metadata {
     pub language: String,
     pub utc_offset_minutes: Option<i16>,
 }
+pub type ConsentMessageMetadata = icrc21_consent_message_metadata;
 
+/// The standard writes this variant inline in `icrc21_consent_message_spec`.
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub enum DeviceSpec {
     GenericDisplay,
     FieldsDisplay,
 }
 
+#[allow(non_camel_case_types)]
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct ConsentMessageSpec {
+pub struct icrc21_consent_message_spec {
     pub metadata: ConsentMessageMetadata,
     pub device_spec: Option<DeviceSpec>,
 }
+pub type ConsentMessageSpec = icrc21_consent_message_spec;
 
+#[allow(non_camel_case_types)]
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct ConsentMessageRequest {
+pub struct icrc21_consent_message_request {
     pub method: String,
     pub arg: ByteBuf,
     pub user_preferences: ConsentMessageSpec,
 }
+pub type ConsentMessageRequest = icrc21_consent_message_request;
 
+/// An amount in base units; the standard's `amount` is `nat64`, so a larger ICRC-1 amount
+/// (a `nat`) is shown as `Text` instead, never cut.
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub enum ConsentMessage {
-    GenericDisplayMessage(String),
-    FieldsDisplayMessage {
-        title: String,
-        fields: Vec<(String, String)>,
-        action: String,
-    },
+pub struct TokenAmount {
+    pub decimals: u8,
+    pub amount: u64,
+    pub symbol: String,
+}
+
+/// The same record as `DurationSeconds`: Candid's exporter keeps one name for identical types
+/// (the shorter), so the `.did` names this one `DurationSeconds` too.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct TimestampSeconds {
+    pub amount: u64,
 }
 
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct ConsentInfo {
+pub struct DurationSeconds {
+    pub amount: u64,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct TextValue {
+    pub content: String,
+}
+
+/// A field's value in a fields display, typed so that a wallet formats it itself.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    TokenAmount(TokenAmount),
+    TimestampSeconds(TimestampSeconds),
+    DurationSeconds(DurationSeconds),
+    Text(TextValue),
+}
+
+impl Value {
+    pub fn text(content: impl Into<String>) -> Value {
+        Value::Text(TextValue {
+            content: content.into(),
+        })
+    }
+}
+
+#[allow(non_camel_case_types)]
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub enum icrc21_consent_message {
+    GenericDisplayMessage(String),
+    FieldsDisplayMessage {
+        intent: String,
+        fields: Vec<(String, Value)>,
+    },
+}
+pub type ConsentMessage = icrc21_consent_message;
+
+#[allow(non_camel_case_types)]
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct icrc21_consent_info {
     pub consent_message: ConsentMessage,
     pub metadata: ConsentMessageMetadata,
 }
+pub type ConsentInfo = icrc21_consent_info;
 
+#[allow(non_camel_case_types)]
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct ErrorInfo {
+pub struct icrc21_error_info {
     pub description: String,
 }
+pub type ErrorInfo = icrc21_error_info;
 
+#[allow(non_camel_case_types)]
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub enum Icrc21Error {
+pub enum icrc21_error {
     UnsupportedCanisterCall(ErrorInfo),
     ConsentMessageUnavailable(ErrorInfo),
     InsufficientPayment(ErrorInfo),
@@ -66,8 +127,28 @@ pub enum Icrc21Error {
         description: String,
     },
 }
+pub type Icrc21Error = icrc21_error;
 
+/// The engine's answer; it reads as, and decodes from, [`icrc21_consent_message_response`].
 pub type ConsentResponse = Result<ConsentInfo, Icrc21Error>;
+
+/// The canister's answer under the standard's name (a `Result` would be exported as a
+/// numbered `Result_N`).
+#[allow(non_camel_case_types)]
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub enum icrc21_consent_message_response {
+    Ok(ConsentInfo),
+    Err(Icrc21Error),
+}
+
+impl From<ConsentResponse> for icrc21_consent_message_response {
+    fn from(r: ConsentResponse) -> Self {
+        match r {
+            Ok(info) => icrc21_consent_message_response::Ok(info),
+            Err(e) => icrc21_consent_message_response::Err(e),
+        }
+    }
+}
 
 /// Bytes of one consent message at most; a longer one is refused, never cut.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024;
@@ -129,7 +210,7 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
                     a.name
                 )));
             }
-            let input: Value = serde_json::from_str(&a.input)
+            let input: Json = serde_json::from_str(&a.input)
                 .map_err(|e| unsupported(format!("the commit input is not JSON: {e}")))?;
             let id = input["preview_id"]
                 .as_str()
@@ -173,8 +254,9 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
             ),
         }));
     }
-    let fields = fields_of(&intent);
-    let preview: Value = serde_json::from_str(&intent.preview_json).unwrap_or(Value::Null);
+    let typed = typed_of(rt, &intent);
+    let mut fields = fields_of(&intent, &typed);
+    let preview: Json = serde_json::from_str(&intent.preview_json).unwrap_or(Json::Null);
     let title = preview["title"]
         .as_str()
         .unwrap_or(&intent.method)
@@ -185,17 +267,30 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
     };
     let irreversible = preview["effect"]["irreversible"].as_bool().unwrap_or(true);
     let (heading, action_words) = match action {
-        Action::Confirm => (
-            format!("Confirm: {title}"),
-            format!(
-                "Confirm to send this call to {target}.{}",
-                if irreversible {
-                    " It cannot be undone."
-                } else {
-                    ""
-                }
-            ),
-        ),
+        Action::Confirm => {
+            // After its preview's expiry a confirm of an open intent sends nothing (rounded
+            // down: never later). An unknown one has no expiry: a confirm sends it again, which
+            // the action line says.
+            if intent.status == Status::Open {
+                let at = intent.expires_at / NANOS;
+                fields.push(Field {
+                    label: PREVIEW_EXPIRES.into(),
+                    text: tool_host_core::text::time::format_timestamp(intent.expires_at as i128),
+                    value: Value::TimestampSeconds(TimestampSeconds { amount: at }),
+                });
+            }
+            (
+                format!("Confirm: {title}"),
+                format!(
+                    "Confirm to send this call to {target}.{}",
+                    if irreversible {
+                        " It cannot be undone."
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        }
         Action::Decline => (
             format!("Decline: {title}"),
             "Decline: nothing is sent.".to_string(),
@@ -206,34 +301,41 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
     } else {
         ""
     };
-    let message = match req.user_preferences.device_spec {
-        Some(DeviceSpec::FieldsDisplay) => ConsentMessage::FieldsDisplayMessage {
-            title: heading,
-            fields,
-            action: format!("{action_words}{again}"),
-        },
+    let action_text = format!("{action_words}{again}");
+    // The size of the message as built: the text a wallet shows.
+    let (message, size) = match req.user_preferences.device_spec {
+        Some(DeviceSpec::FieldsDisplay) => {
+            fields.push(Field {
+                label: ACTION.into(),
+                value: Value::text(&action_text),
+                text: action_text,
+            });
+            let size = heading.len()
+                + fields
+                    .iter()
+                    .map(|f| f.label.len() + f.text.len())
+                    .sum::<usize>();
+            let message = ConsentMessage::FieldsDisplayMessage {
+                intent: heading,
+                fields: fields.into_iter().map(|f| (f.label, f.value)).collect(),
+            };
+            (message, size)
+        }
         _ => {
             let mut md = format!(
                 "# {heading}\n\n`{}` on **{target}**, intent {} prepared by `{}` for `{}`:\n\n",
                 intent.method, intent.id, intent.preparer, intent.owner
             );
-            for (k, v) in &fields {
-                md.push_str(&format!("- **{k}:** {v}\n"));
+            for f in &fields {
+                md.push_str(&format!(
+                    "- **{}:** {}\n",
+                    one_line(&f.label),
+                    one_line(&f.text)
+                ));
             }
-            md.push_str(&format!("\n{action_words}{again}\n"));
-            ConsentMessage::GenericDisplayMessage(md)
-        }
-    };
-    let size = match &message {
-        ConsentMessage::GenericDisplayMessage(m) => m.len(),
-        ConsentMessage::FieldsDisplayMessage {
-            title,
-            fields,
-            action,
-        } => {
-            title.len()
-                + action.len()
-                + fields.iter().map(|(a, b)| a.len() + b.len()).sum::<usize>()
+            md.push_str(&format!("\n{action_text}\n"));
+            let size = md.len();
+            (ConsentMessage::GenericDisplayMessage(md), size)
         }
     };
     if size > MAX_MESSAGE_BYTES {
@@ -248,32 +350,145 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
     })
 }
 
+const NANOS: u64 = 1_000_000_000;
+
+/// The labels of the host's own lines. An argument whose label would be one of them is shown
+/// as `Argument <name>`, so that a form's field can never pass for the host's line.
+const ACTION: &str = "Action";
+const PREVIEW_EXPIRES: &str = "Preview expires";
+const OWN_LABELS: [&str; 6] = [
+    ACTION,
+    PREVIEW_EXPIRES,
+    "Canister",
+    "Intent",
+    "Digest",
+    "Arguments",
+];
+
+/// A field's text on one markdown line: line breaks written as `\n`, so that an argument's
+/// text cannot start a heading or a line of its own.
+fn one_line(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('\r', "\\r")
+        .replace('\n', "\\n")
+}
+
+/// One line of the message: the text the generic display shows, the value the fields display
+/// shows.
+struct Field {
+    label: String,
+    text: String,
+    value: Value,
+}
+
+/// The typed fields of the intent's argument, decoded from its exact bytes with its tool's
+/// form and the target's refs; none when the tool or the target is gone.
+fn typed_of<R: Runtime>(rt: &R, i: &Intent) -> Vec<TypedField> {
+    rt.with_state(|s| {
+        let cat = crate::catalog::current(s);
+        let tool = cat.tool(&i.tool)?;
+        let refs = &cat.canister(&i.canister)?.refs;
+        let args =
+            tool_host_core::codec::decode_args_with(tool.plan(), &tool.types, &i.arg).ok()?;
+        // Names are shown as the preview shows them (its text), never typed.
+        Some(typed_fields(tool.plan(), &args, refs, &Default::default()))
+    })
+    .unwrap_or_default()
+}
+
+/// The typed value of a field, only when it says exactly what the preview the owner confirms
+/// says (refs refreshed since, or a name beside the value, leave the preview's text).
+fn value_of(shown: &str, typed: Option<&TypedField>) -> Value {
+    match typed {
+        Some(TypedField {
+            shown: t,
+            typed: Some(v),
+            ..
+        }) if t == shown => typed_value(v).unwrap_or_else(|| Value::text(shown)),
+        _ => Value::text(shown),
+    }
+}
+
+/// A typed value in the standard's units, or `None` when they cannot hold it exactly: an
+/// amount above `nat64`, a time before 1970, past `nat64` seconds or in fractions of a second,
+/// a duration in fractions of a second.
+pub fn typed_value(t: &Typed) -> Option<Value> {
+    Some(match t {
+        Typed::TokenAmount {
+            amount,
+            decimals,
+            symbol,
+        } => Value::TokenAmount(TokenAmount {
+            decimals: *decimals,
+            amount: u64::try_from(amount).ok()?,
+            symbol: symbol.clone(),
+        }),
+        Typed::Timestamp { ns } => {
+            // Only a whole second: an approve's expiry shown a fraction early would be a
+            // different allowance than the one sent.
+            if ns.rem_euclid(NANOS as i128) != 0 {
+                return None;
+            }
+            Value::TimestampSeconds(TimestampSeconds {
+                amount: u64::try_from(ns.div_euclid(NANOS as i128)).ok()?,
+            })
+        }
+        Typed::Duration { ns } => {
+            if ns % NANOS as u128 != 0 {
+                return None;
+            }
+            Value::DurationSeconds(DurationSeconds {
+                amount: u64::try_from(ns / NANOS as u128).ok()?,
+            })
+        }
+    })
+}
+
 /// The preview's arguments as labelled fields (`created_at_time` → `Created at time`).
-fn fields_of(i: &Intent) -> Vec<(String, String)> {
-    let preview: Value = serde_json::from_str(&i.preview_json).unwrap_or(Value::Null);
+fn fields_of(i: &Intent, typed: &[TypedField]) -> Vec<Field> {
+    let preview: Json = serde_json::from_str(&i.preview_json).unwrap_or(Json::Null);
     let mut out = vec![];
+    let text = |label: &str, text: String| Field {
+        label: label.into(),
+        value: Value::text(&text),
+        text,
+    };
     match &preview["arguments"] {
-        Value::Object(args) => {
+        Json::Object(args) => {
             for (k, v) in args {
                 if v.is_null() {
                     continue;
                 }
-                out.push((label(k), plain(v)));
+                let shown = plain(v);
+                let shown_label = label(k);
+                let shown_label = if OWN_LABELS
+                    .iter()
+                    .any(|l| l.eq_ignore_ascii_case(&shown_label))
+                {
+                    format!("Argument {k}")
+                } else {
+                    shown_label
+                };
+                out.push(Field {
+                    label: shown_label,
+                    value: value_of(&shown, typed.iter().find(|t| &t.name == k)),
+                    text: shown,
+                });
             }
         }
-        Value::Null => {}
-        other => out.push(("Arguments".into(), plain(other))),
+        Json::Null => {}
+        other => out.push(text("Arguments", plain(other))),
     }
-    out.push((
-        "Canister".into(),
+    out.push(text(
+        "Canister",
         match preview["canister_label"].as_str() {
             Some(l) => format!("{l} ({})", i.canister),
             None => i.canister.to_text(),
         },
     ));
-    out.push(("Intent".into(), i.id.to_string()));
-    out.push((
-        "Digest".into(),
+    out.push(text("Intent", i.id.to_string()));
+    out.push(text(
+        "Digest",
         tool_host_core::text::bytes::to_hex(i.digest),
     ));
     out
@@ -288,9 +503,9 @@ fn label(key: &str) -> String {
     }
 }
 
-fn plain(v: &Value) -> String {
+fn plain(v: &Json) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Json::String(s) => s.clone(),
         other => other.to_string(),
     }
 }

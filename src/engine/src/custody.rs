@@ -12,12 +12,11 @@
 //! Checked when an intent is prepared and again before every send; a refusal is `CUSTODY` with
 //! the place.
 
+use crate::errors::ErrorCode;
 use crate::types::{ApiError, IssueView};
 use candid::types::value::IDLField;
 use candid::{IDLArgs, IDLValue, Principal};
 use tool_host_core::funds::deposit_subaccount;
-
-pub const CUSTODY: &str = "CUSTODY";
 
 /// How a method's funds are tied to their owner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,12 +52,12 @@ pub fn covers(method: &str) -> bool {
 
 fn refuse(path: &str, message: String) -> ApiError {
     ApiError {
-        code: CUSTODY.into(),
+        code: ErrorCode::Custody.as_str().into(),
         message: format!("refused: {message}; nothing was stored or sent"),
         issues: vec![IssueView {
             param: String::new(),
             path: path.to_string(),
-            code: CUSTODY.into(),
+            code: ErrorCode::Custody.as_str().into(),
             message,
         }],
     }

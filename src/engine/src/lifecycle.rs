@@ -6,7 +6,157 @@ use crate::model::{InFlight, Status};
 use crate::runtime::Runtime;
 use crate::schedule;
 use crate::send::abandon_send;
-use crate::types::Stats;
+use crate::types::{HostArg, InitArgs, Limits, Stats, UpgradeArgs};
+use candid::Principal;
+
+/// Reads the install or upgrade argument: no argument at all (empty bytes or the empty
+/// tuple, as `dfx deploy` sends without `--argument`) is `None`; anything else must be one
+/// `HostArg`, never read leniently (an old `opt record` argument is refused, not taken for
+/// "absent").
+pub fn decode_host_arg(bytes: &[u8]) -> Result<Option<HostArg>, String> {
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    let mut config = candid::DecoderConfig::new();
+    config.set_skipping_quota(10_000);
+    let read = || -> candid::Result<Option<HostArg>> {
+        let mut de = candid::de::IDLDeserialize::new_with_config(bytes, &config)?;
+        if de.is_done() {
+            de.done()?;
+            return Ok(None);
+        }
+        let arg = de.get_value::<HostArg>()?;
+        // `done` would skip further values (Candid lets a callee ignore extra arguments).
+        if !de.is_done() {
+            return Err(candid::Error::msg("more than one argument value"));
+        }
+        de.done()?;
+        Ok(Some(arg))
+    };
+    let refused = |e: candid::Error| {
+        format!("the argument is not a HostArg (`variant {{ Init = record {{ ... }} }}` or `variant {{ Upgrade = ... }}`): {e}")
+    };
+    let Some(arg) = read().map_err(refused)? else {
+        return Ok(None);
+    };
+    // Candid reads an `opt` field of another type as `null`: a mistyped `limits` or
+    // `add_admins` would be dropped without a word. The same bytes read with `reserved` fields
+    // say which fields were given at all.
+    let given = {
+        let mut de =
+            candid::de::IDLDeserialize::new_with_config(bytes, &config).map_err(refused)?;
+        de.get_value::<shape::HostArg>().map_err(refused)?
+    };
+    let dropped = match (&arg, &given) {
+        (HostArg::Init(a), shape::HostArg::Init(g)) => {
+            (a.limits.is_none() && g.limits.is_some()).then_some("limits")
+        }
+        (HostArg::Upgrade(a), shape::HostArg::Upgrade(g)) => {
+            let a = a.clone().unwrap_or_default();
+            let g = g.as_ref();
+            let given = |f: fn(&shape::UpgradeArgs) -> bool| g.is_some_and(f);
+            if a.limits.is_none() && given(|g| g.limits.is_some()) {
+                Some("limits")
+            } else if a.add_admins.is_none() && given(|g| g.add_admins.is_some()) {
+                Some("add_admins")
+            } else if a.force.is_none() && given(|g| g.force.is_some()) {
+                Some("force")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    match dropped {
+        Some(field) => Err(format!(
+            "the argument is not a HostArg: its `{field}` is not of the type the .did gives it"
+        )),
+        None => Ok(Some(arg)),
+    }
+}
+
+/// `HostArg` with every optional field `reserved`: which fields an argument gives, whatever
+/// their types.
+mod shape {
+    use candid::{CandidType, Deserialize, Reserved};
+
+    #[derive(CandidType, Deserialize)]
+    pub enum HostArg {
+        Init(InitArgs),
+        Upgrade(Option<UpgradeArgs>),
+    }
+    #[derive(CandidType, Deserialize)]
+    pub struct InitArgs {
+        pub limits: Option<Reserved>,
+    }
+    #[derive(CandidType, Deserialize)]
+    pub struct UpgradeArgs {
+        pub force: Option<Reserved>,
+        pub limits: Option<Reserved>,
+        pub add_admins: Option<Reserved>,
+    }
+}
+
+/// `canister_init`: the argument must be `Init` (or absent: no admins, default limits); its
+/// admins and limits are checked as `add_admin` and `set_limits` check them before anything is
+/// written. An `Err` is the trap message.
+pub fn install<R: Runtime>(rt: &R, arg: Option<HostArg>) -> Result<(), String> {
+    let args = match arg {
+        None => InitArgs::default(),
+        Some(HostArg::Init(a)) => a,
+        Some(HostArg::Upgrade(_)) => {
+            return Err("install refused: the argument is `Upgrade`; install with `(variant { Init = record { admins = vec {}; limits = null } })`".into())
+        }
+    };
+    checked(&args.admins, args.limits.as_ref()).map_err(|e| format!("install refused: {e}"))?;
+    apply(rt, &args.admins, args.limits);
+    after_init(rt);
+    Ok(())
+}
+
+/// `canister_post_upgrade`: the argument must be `Upgrade` (or absent, which changes nothing);
+/// it is checked whole, then the in-flight rule ([`check_upgrade`]), and only then are the
+/// admins and limits it names written. An `Err` is the trap message (the upgrade rolls back).
+pub fn upgrade<R: Runtime>(rt: &R, arg: Option<HostArg>) -> Result<(), String> {
+    let args = match arg {
+        None | Some(HostArg::Upgrade(None)) => UpgradeArgs::default(),
+        Some(HostArg::Upgrade(Some(a))) => a,
+        Some(HostArg::Init(_)) => {
+            return Err("upgrade refused: the argument is `Init`, which only an install takes; upgrade with `(variant { Upgrade = null })` or name what changes in `Upgrade = opt record { ... }`".into())
+        }
+    };
+    let admins = args.add_admins.unwrap_or_default();
+    checked(&admins, args.limits.as_ref()).map_err(|e| format!("upgrade refused: {e}"))?;
+    check_upgrade(rt, args.force.unwrap_or(false)).map_err(|e| format!("upgrade refused: {e}"))?;
+    apply(rt, &admins, args.limits);
+    after_upgrade(rt);
+    Ok(())
+}
+
+/// The checks the methods make: an admin is not anonymous (`add_admin`), limits are in their
+/// bounds (`set_limits`). The message is the one those methods refuse with.
+fn checked(admins: &[Principal], limits: Option<&Limits>) -> Result<(), String> {
+    let refused = |e: crate::types::ApiError| format!("{}: {}", e.code, e.message);
+    for a in admins {
+        crate::auth::user(a).map_err(|e| format!("admin {a}: {}", refused(e)))?;
+    }
+    if let Some(l) = limits {
+        crate::registry::check_limits(l).map_err(|e| format!("limits: {}", refused(e)))?;
+    }
+    Ok(())
+}
+
+fn apply<R: Runtime>(rt: &R, admins: &[Principal], limits: Option<Limits>) {
+    let now = rt.now();
+    rt.with_state(|s| {
+        for a in admins {
+            s.admins.insert(*a, now);
+        }
+        if let Some(l) = limits {
+            s.set_limits(&l);
+        }
+    });
+}
 
 /// After `init`: the refs refresh is scheduled and the timer armed.
 pub fn after_init<R: Runtime>(rt: &R) {
@@ -20,7 +170,16 @@ pub fn after_init<R: Runtime>(rt: &R) {
 /// Before an upgrade takes effect (`post_upgrade`): with sends in flight it is refused unless
 /// forced, since their replies would reach code that no longer knows them; stop the canister
 /// first (stopping waits for every reply), then install, then start.
+///
+/// First, whatever the argument: the records an upgrade reads must be ones this code knows
+/// (`State::check_layout`); a downgrade below the release that wrote them is refused here,
+/// with the record and its version named, before anything is changed.
 pub fn check_upgrade<R: Runtime>(rt: &R, force: bool) -> Result<(), String> {
+    rt.with_state(|s| s.check_layout()).map_err(|e| {
+        format!(
+            "{e}; this release cannot read it: install the release that wrote it (or a later one)"
+        )
+    })?;
     let n = rt.with_state(|s| s.in_flight.len() + s.in_flight_v1.as_ref().map_or(0, |m| m.len()));
     if n > 0 && !force {
         return Err(format!("{n} send(s) in flight: upgrade a stopped canister (stop, install, start), or pass `force = opt true` to make their outcomes unknown and reconcile them"));

@@ -3,7 +3,7 @@
 //! length in an `icrc3_get_blocks` reply. Each reader answers `None` when a message is not the
 //! exact common shape; the caller then decodes it with `candid` (same result, higher cost).
 
-use crate::types::{ApiError, CallToolArgs, ConfirmArgs, IssueView, ToolResult};
+use crate::types::{ApiError, CallToolArgs, ConfirmArgs, IssueView, ToolCallResult, ToolResult};
 use serde_bytes::ByteBuf;
 use std::sync::OnceLock;
 use tool_host_core::wire::{self, label, Reader, Table, Writer};
@@ -95,7 +95,7 @@ pub fn log_length(bytes: &[u8]) -> Option<u64> {
 fn tool_reply_header() -> &'static (Vec<u8>, u64, u64) {
     static HEADER: OnceLock<(Vec<u8>, u64, u64)> = OnceLock::new();
     HEADER.get_or_init(|| {
-        let sample: Result<ToolResult, ApiError> = Err(ApiError {
+        let sample = ToolCallResult::Err(ApiError {
             code: String::new(),
             message: String::new(),
             issues: vec![],

@@ -1,81 +1,241 @@
 //! Records kept in stable memory, each with a versioned encoding: a version byte, then the
-//! record in postcard. A new layout is a new version; old versions stay readable.
+//! record in postcard. A new layout is a new version; every version ever written stays
+//! readable, and one this code does not know is refused with a [`DecodeError`], never read as
+//! another. Postcard is positional (no field names, no lengths of structs): a field inserted
+//! or reordered reads old bytes as garbage without any error, so every layout is pinned by the
+//! golden byte fixtures in `tests/fixtures/stored` (`tests/stored_layout.rs`). How to add a
+//! version: docs/stable-layout.md.
 
+use crate::types::Limits;
 use candid::Principal;
 use ic_stable_structures::storable::Bound;
 use ic_stable_structures::Storable;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::borrow::Cow;
+use std::fmt;
 
-/// Encodes a record behind its version byte.
-fn encode<T: Serialize>(version: u8, v: &T) -> Vec<u8> {
-    let mut out = vec![version];
-    // Serializing our own records into a Vec cannot fail (no maps with non-string keys, no I/O).
-    out.extend(postcard::to_allocvec(v).expect("records serialize"));
-    out
+/// Why a stored record could not be read: which record, and what was wrong with its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    /// The record type as docs/stable-layout.md names it (`intent`, `config`, ...).
+    pub what: &'static str,
+    pub reason: String,
 }
 
-/// Decodes a record written by [`encode`]; a version this code does not know is a bug.
-fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str, known: u8) -> T {
-    match bytes.split_first() {
-        Some((v, rest)) if *v == known => postcard::from_bytes(rest)
-            .unwrap_or_else(|e| panic!("stored {what} does not decode: {e}")),
-        Some((v, _)) => panic!("stored {what} has version {v}; this code reads {known}"),
-        None => panic!("stored {what} is empty"),
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stored {}: {}", self.what, self.reason)
     }
 }
 
-macro_rules! versioned {
-    ($t:ty, $version:expr, $what:expr) => {
+impl std::error::Error for DecodeError {}
+
+/// A record type kept in stable memory, with every layout it was ever written in.
+pub trait Versioned: Sized {
+    /// Its name in errors and docs.
+    const WHAT: &'static str;
+    /// The version this code writes.
+    const CURRENT: u8;
+    /// Every version this code reads, oldest first (the last is [`Versioned::CURRENT`]).
+    const READS: &'static [u8];
+    /// Reads the record body of one version (the byte after the version on).
+    fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError>;
+    /// Writes the current version's body.
+    fn encode_body(&self) -> Vec<u8>;
+
+    /// The record with its version byte.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = vec![Self::CURRENT];
+        out.extend(self.encode_body());
+        out
+    }
+
+    /// Dispatches on the version byte; a version this code does not know (one written by a
+    /// later release, say, before a downgrade) is an error naming it.
+    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let (version, body) = bytes.split_first().ok_or(DecodeError {
+            what: Self::WHAT,
+            reason: "the record is empty (no version byte)".into(),
+        })?;
+        if !Self::READS.contains(version) {
+            return Err(DecodeError {
+                what: Self::WHAT,
+                reason: format!(
+                    "version {version} is not one this code reads ({:?}); was it written by a later release?",
+                    Self::READS
+                ),
+            });
+        }
+        Self::decode_version(*version, body)
+    }
+}
+
+/// Serializes a record body. Serializing our own records into a Vec cannot fail (no maps with
+/// non-string keys, no I/O).
+fn body_of<T: Serialize>(v: &T) -> Vec<u8> {
+    postcard::to_allocvec(v).expect("records serialize")
+}
+
+/// Reads one version's body; every byte must be used (a longer body is another layout).
+fn read_body<T: DeserializeOwned>(
+    what: &'static str,
+    version: u8,
+    body: &[u8],
+) -> Result<T, DecodeError> {
+    match postcard::take_from_bytes(body) {
+        Ok((v, [])) => Ok(v),
+        Ok((_, rest)) => Err(DecodeError {
+            what,
+            reason: format!("version {version} leaves {} byte(s) unread", rest.len()),
+        }),
+        Err(e) => Err(DecodeError {
+            what,
+            reason: format!("version {version} does not decode: {e}"),
+        }),
+    }
+}
+
+/// The one place a stored record that does not decode traps. `Storable::from_bytes` (which
+/// every stable structure calls on a read) cannot return an error, and a record that cannot be
+/// read must not be taken for another value or skipped: the trap rolls the message (or the
+/// upgrade) back and names the record and the version. Callers that can report instead read
+/// through [`Versioned::decode`]: `State::check_layout` (before an upgrade goes ahead) and
+/// `State::check_records` (`check_indexes`).
+pub fn decode_or_trap<T: Versioned>(bytes: &[u8]) -> T {
+    T::decode(bytes).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `Storable` over [`Versioned`]: writes the current version, reads every known one.
+macro_rules! storable {
+    ($t:ty) => {
         impl Storable for $t {
             fn to_bytes(&self) -> Cow<'_, [u8]> {
-                Cow::Owned(encode($version, self))
+                Cow::Owned(Versioned::encode(self))
             }
             fn into_bytes(self) -> Vec<u8> {
-                encode($version, &self)
+                Versioned::encode(&self)
             }
             fn from_bytes(bytes: Cow<[u8]>) -> Self {
-                decode(&bytes, $what, $version)
+                decode_or_trap(&bytes)
             }
             const BOUND: Bound = Bound::Unbounded;
         }
     };
 }
 
-/// Limits an admin sets; every one is documented in docs/canister.md.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, candid::CandidType)]
-pub struct Limits {
-    /// Intents not settled that one owner may hold.
+/// A record type with one layout so far: version 1, its body the struct itself.
+macro_rules! single_version {
+    ($t:ty, $what:expr) => {
+        impl Versioned for $t {
+            const WHAT: &'static str = $what;
+            const CURRENT: u8 = 1;
+            const READS: &'static [u8] = &[1];
+            fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
+                read_body($what, version, body)
+            }
+            fn encode_body(&self) -> Vec<u8> {
+                body_of(self)
+            }
+        }
+        storable!($t);
+    };
+}
+
+/// An old layout, kept to read what earlier versions wrote and (in tests) to write it: its
+/// version byte is its own, and it is never a record type of a stable structure.
+pub trait OldLayout: Serialize + DeserializeOwned {
+    const WHAT: &'static str;
+    const VERSION: u8;
+    /// The record as that version wrote it.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = vec![Self::VERSION];
+        out.extend(body_of(self));
+        out
+    }
+    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        match bytes.split_first() {
+            Some((v, body)) if *v == Self::VERSION => read_body(Self::WHAT, *v, body),
+            _ => Err(DecodeError {
+                what: Self::WHAT,
+                reason: format!("not a version {} record", Self::VERSION),
+            }),
+        }
+    }
+}
+
+/// The limits as the config stores them (version 2 of the config on): the API's [`Limits`]
+/// is a Candid type that may change with the interface; this layout changes only with a new
+/// config version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredLimits {
     pub max_open_intents_per_owner: u32,
-    /// Agents one owner may authorize.
     pub max_agents_per_owner: u32,
-    /// Forms and target canisters the host keeps.
     pub max_forms: u32,
     pub max_canisters: u32,
-    /// Bytes of one form's JSON (at most the format's own 256 KiB).
     pub max_form_bytes: u32,
-    /// Bytes of one tool input's JSON (at most 64 KiB).
     pub max_input_bytes: u32,
-    /// A preview never confirmed is settled as expired after this long.
     pub preview_ttl_seconds: u64,
-    /// Settled intents are removed after this long.
     pub retention_seconds: u64,
-    /// The first reconciliation after an unknown outcome waits this long (then backs off).
     pub reconcile_delay_seconds: u64,
-    /// Refs (decimals, symbol, fee) are read again this often.
     pub refs_refresh_seconds: u64,
-    /// The deadline of a bounded-wait call to a target canister.
     pub call_timeout_seconds: u32,
-    /// Intents the host keeps, open and settled, all owners together.
     pub max_intents: u64,
-    /// Intents one owner keeps, open and settled (settled ones leave with the retention).
     pub max_intents_per_owner: u32,
-    /// Bytes of stored tool inputs (canonical JSON), all intents together.
     pub max_stored_input_bytes: u64,
-    /// Read tool calls one owner makes in a minute.
     pub max_reads_per_owner_per_minute: u32,
-    /// Agent authorizations, all owners together.
     pub max_agents_total: u64,
+}
+
+impl From<&Limits> for StoredLimits {
+    fn from(l: &Limits) -> Self {
+        StoredLimits {
+            max_open_intents_per_owner: l.max_open_intents_per_owner,
+            max_agents_per_owner: l.max_agents_per_owner,
+            max_forms: l.max_forms,
+            max_canisters: l.max_canisters,
+            max_form_bytes: l.max_form_bytes,
+            max_input_bytes: l.max_input_bytes,
+            preview_ttl_seconds: l.preview_ttl_seconds,
+            retention_seconds: l.retention_seconds,
+            reconcile_delay_seconds: l.reconcile_delay_seconds,
+            refs_refresh_seconds: l.refs_refresh_seconds,
+            call_timeout_seconds: l.call_timeout_seconds,
+            max_intents: l.max_intents,
+            max_intents_per_owner: l.max_intents_per_owner,
+            max_stored_input_bytes: l.max_stored_input_bytes,
+            max_reads_per_owner_per_minute: l.max_reads_per_owner_per_minute,
+            max_agents_total: l.max_agents_total,
+        }
+    }
+}
+
+impl From<&StoredLimits> for Limits {
+    fn from(l: &StoredLimits) -> Self {
+        Limits {
+            max_open_intents_per_owner: l.max_open_intents_per_owner,
+            max_agents_per_owner: l.max_agents_per_owner,
+            max_forms: l.max_forms,
+            max_canisters: l.max_canisters,
+            max_form_bytes: l.max_form_bytes,
+            max_input_bytes: l.max_input_bytes,
+            preview_ttl_seconds: l.preview_ttl_seconds,
+            retention_seconds: l.retention_seconds,
+            reconcile_delay_seconds: l.reconcile_delay_seconds,
+            refs_refresh_seconds: l.refs_refresh_seconds,
+            call_timeout_seconds: l.call_timeout_seconds,
+            max_intents: l.max_intents,
+            max_intents_per_owner: l.max_intents_per_owner,
+            max_stored_input_bytes: l.max_stored_input_bytes,
+            max_reads_per_owner_per_minute: l.max_reads_per_owner_per_minute,
+            max_agents_total: l.max_agents_total,
+        }
+    }
+}
+
+impl Default for StoredLimits {
+    fn default() -> Self {
+        (&Limits::default()).into()
+    }
 }
 
 /// The first layout of the limits (in version 1 of the config).
@@ -94,10 +254,10 @@ pub struct LimitsV1 {
     pub call_timeout_seconds: u32,
 }
 
-impl From<LimitsV1> for Limits {
-    fn from(o: LimitsV1) -> Limits {
-        let d = Limits::default();
-        Limits {
+impl From<LimitsV1> for StoredLimits {
+    fn from(o: LimitsV1) -> StoredLimits {
+        let d = StoredLimits::default();
+        StoredLimits {
             max_open_intents_per_owner: o.max_open_intents_per_owner,
             max_agents_per_owner: o.max_agents_per_owner,
             max_forms: o.max_forms,
@@ -115,34 +275,11 @@ impl From<LimitsV1> for Limits {
     }
 }
 
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_open_intents_per_owner: 20,
-            max_agents_per_owner: 16,
-            max_forms: 32,
-            max_canisters: 64,
-            max_form_bytes: tool_host_core::form::limits::MAX_FORM_BYTES as u32,
-            max_input_bytes: tool_host_core::read::MAX_INPUT_BYTES as u32,
-            preview_ttl_seconds: 3_600,
-            retention_seconds: 30 * 86_400,
-            reconcile_delay_seconds: 10,
-            refs_refresh_seconds: 6 * 3_600,
-            call_timeout_seconds: 60,
-            max_intents: 100_000,
-            max_intents_per_owner: 200,
-            max_stored_input_bytes: 256 * 1024 * 1024,
-            max_reads_per_owner_per_minute: 60,
-            max_agents_total: 100_000,
-        }
-    }
-}
-
 /// Counters and settings kept in one cell.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
     pub next_intent_id: u64,
-    pub limits: Limits,
+    pub limits: StoredLimits,
     /// Bumped whenever forms or targets change, so cached tool plans are rebuilt.
     pub catalog_revision: u64,
     /// When the next refs refresh is scheduled (one at a time).
@@ -160,7 +297,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             next_intent_id: 0,
-            limits: Limits::default(),
+            limits: StoredLimits::default(),
             catalog_revision: 0,
             refresh_at: None,
             stored_input_bytes: 0,
@@ -169,32 +306,32 @@ impl Default for Config {
     }
 }
 
-impl Storable for Config {
-    fn to_bytes(&self) -> Cow<'_, [u8]> {
-        Cow::Owned(encode(2, self))
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        encode(2, &self)
-    }
-    fn from_bytes(bytes: Cow<[u8]>) -> Self {
-        match bytes.first() {
-            Some(1) => {
-                let o: ConfigV1 = decode(&bytes, "config", 1);
-                Config {
-                    next_intent_id: o.next_intent_id,
-                    limits: o.limits.into(),
-                    catalog_revision: o.catalog_revision,
-                    refresh_at: o.refresh_at,
-                    // Counted, with the other new indexes, by the upgrade's migration.
-                    stored_input_bytes: 0,
-                    indexes_built: false,
-                }
-            }
-            _ => decode(&bytes, "config", 2),
+/// Version 1: [`ConfigV1`]; version 2 added the stored input bytes, the build flag of the
+/// indexes version 2 added, and five limits.
+impl Versioned for Config {
+    const WHAT: &'static str = "config";
+    const CURRENT: u8 = 2;
+    const READS: &'static [u8] = &[1, 2];
+    fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
+        if version == 1 {
+            let o: ConfigV1 = read_body(Self::WHAT, 1, body)?;
+            return Ok(Config {
+                next_intent_id: o.next_intent_id,
+                limits: o.limits.into(),
+                catalog_revision: o.catalog_revision,
+                refresh_at: o.refresh_at,
+                // Counted, with the other new indexes, by the upgrade's migration.
+                stored_input_bytes: 0,
+                indexes_built: false,
+            });
         }
+        read_body(Self::WHAT, version, body)
     }
-    const BOUND: Bound = Bound::Unbounded;
+    fn encode_body(&self) -> Vec<u8> {
+        body_of(self)
+    }
 }
+storable!(Config);
 
 /// The first layout of the config.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -204,7 +341,10 @@ pub struct ConfigV1 {
     pub catalog_revision: u64,
     pub refresh_at: Option<u64>,
 }
-versioned!(ConfigV1, 1, "config");
+impl OldLayout for ConfigV1 {
+    const WHAT: &'static str = "config";
+    const VERSION: u8 = 1;
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredForm {
@@ -212,7 +352,7 @@ pub struct StoredForm {
     pub registered_at: u64,
     pub registered_by: Principal,
 }
-versioned!(StoredForm, 1, "form");
+single_version!(StoredForm, "form");
 
 /// A target canister: its label, the forms that apply to it, its refs, and the one owner it
 /// is registered for, if any.
@@ -233,33 +373,32 @@ pub struct Target {
     pub owner: Option<Principal>,
 }
 
-impl Storable for Target {
-    fn to_bytes(&self) -> Cow<'_, [u8]> {
-        Cow::Owned(encode(2, self))
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        encode(2, &self)
-    }
-    fn from_bytes(bytes: Cow<[u8]>) -> Self {
-        match bytes.first() {
-            Some(1) => {
-                let o: TargetV1 = decode(&bytes, "target", 1);
-                Target {
-                    label: o.label,
-                    forms: o.forms,
-                    refs_json: o.refs_json,
-                    refs_updated_at: o.refs_updated_at,
-                    refs_error: o.refs_error,
-                    icrc3: o.icrc3,
-                    registered_at: o.registered_at,
-                    owner: None,
-                }
-            }
-            _ => decode(&bytes, "target", 2),
+/// Version 1: [`TargetV1`] (shared by every owner); version 2 added the owner.
+impl Versioned for Target {
+    const WHAT: &'static str = "target";
+    const CURRENT: u8 = 2;
+    const READS: &'static [u8] = &[1, 2];
+    fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
+        if version == 1 {
+            let o: TargetV1 = read_body(Self::WHAT, 1, body)?;
+            return Ok(Target {
+                label: o.label,
+                forms: o.forms,
+                refs_json: o.refs_json,
+                refs_updated_at: o.refs_updated_at,
+                refs_error: o.refs_error,
+                icrc3: o.icrc3,
+                registered_at: o.registered_at,
+                owner: None,
+            });
         }
+        read_body(Self::WHAT, version, body)
     }
-    const BOUND: Bound = Bound::Unbounded;
+    fn encode_body(&self) -> Vec<u8> {
+        body_of(self)
+    }
 }
+storable!(Target);
 
 /// The first layout of a target (shared by every owner).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -272,7 +411,10 @@ pub struct TargetV1 {
     pub icrc3: bool,
     pub registered_at: u64,
 }
-versioned!(TargetV1, 1, "target");
+impl OldLayout for TargetV1 {
+    const WHAT: &'static str = "target";
+    const VERSION: u8 = 1;
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
@@ -460,21 +602,23 @@ impl Intent {
     }
 }
 
-impl Storable for Intent {
-    fn to_bytes(&self) -> Cow<'_, [u8]> {
-        Cow::Owned(encode(2, self))
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        encode(2, &self)
-    }
-    fn from_bytes(bytes: Cow<[u8]>) -> Self {
-        match bytes.first() {
-            Some(1) => decode::<v1::Intent>(&bytes, "intent", 1).into(),
-            _ => decode(&bytes, "intent", 2),
+/// Version 1: [`v1::Intent`]; version 2 keeps a log length per attempt, the reconcile task's
+/// time, the scan, the names the input used and the stamp floors' bounds.
+impl Versioned for Intent {
+    const WHAT: &'static str = "intent";
+    const CURRENT: u8 = 2;
+    const READS: &'static [u8] = &[1, 2];
+    fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
+        if version == 1 {
+            return read_body::<v1::Intent>(Self::WHAT, 1, body).map(Into::into);
         }
+        read_body(Self::WHAT, version, body)
     }
-    const BOUND: Bound = Bound::Unbounded;
+    fn encode_body(&self) -> Vec<u8> {
+        body_of(self)
+    }
 }
+storable!(Intent);
 
 /// The first layout of an intent, still read: it kept only the latest send's log length.
 pub mod v1 {
@@ -526,18 +670,9 @@ pub mod v1 {
         pub before_send: Option<Status>,
     }
 
-    impl ic_stable_structures::Storable for Intent {
-        fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
-            std::borrow::Cow::Owned(super::encode(1, self))
-        }
-        fn into_bytes(self) -> Vec<u8> {
-            super::encode(1, &self)
-        }
-        fn from_bytes(bytes: std::borrow::Cow<[u8]>) -> Self {
-            super::decode(&bytes, "intent", 1)
-        }
-        const BOUND: ic_stable_structures::storable::Bound =
-            ic_stable_structures::storable::Bound::Unbounded;
+    impl super::OldLayout for Intent {
+        const WHAT: &'static str = "intent";
+        const VERSION: u8 = 1;
     }
 
     impl From<Intent> for super::Intent {
@@ -618,27 +753,90 @@ pub struct InFlight {
     /// When the watchdog moves it to unknown if no reply was applied by then.
     pub watchdog_at: u64,
 }
-versioned!(InFlight, 1, "in-flight send");
+single_version!(InFlight, "in-flight send");
 
-/// Kinds of scheduled work in the due index.
-pub mod task {
-    pub const EXPIRE: u8 = 1;
-    pub const RECONCILE: u8 = 2;
-    pub const PRUNE: u8 = 3;
+/// Kinds of scheduled work in the due index, whose keys are `(at, kind, id)` with the kind as
+/// one byte: these numbers are the stored encoding and never change (a new kind takes a new one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum TaskKind {
+    /// A preview not confirmed by its expiry settles as expired.
+    Expire = 1,
+    /// Reconcile an unknown outcome against the ledger.
+    Reconcile = 2,
+    /// Remove a settled intent once its retention passed.
+    Prune = 3,
     /// Refresh every target's refs (id 0).
-    pub const REFRESH: u8 = 4;
+    Refresh = 4,
     // 5 is not used: watchdogs have their own index (memory::WATCHDOGS).
+}
+
+impl TaskKind {
+    pub const ALL: [TaskKind; 4] = [
+        TaskKind::Expire,
+        TaskKind::Reconcile,
+        TaskKind::Prune,
+        TaskKind::Refresh,
+    ];
+
+    /// The byte the due index stores.
+    pub const fn byte(self) -> u8 {
+        self as u8
+    }
+
+    /// The kind a stored byte names; `None` for a byte no kind has.
+    pub const fn from_byte(b: u8) -> Option<TaskKind> {
+        match b {
+            1 => Some(TaskKind::Expire),
+            2 => Some(TaskKind::Reconcile),
+            3 => Some(TaskKind::Prune),
+            4 => Some(TaskKind::Refresh),
+            _ => None,
+        }
+    }
+
+    /// The due-index key of this task.
+    pub const fn key(self, at: u64, id: u64) -> (u64, u8, u64) {
+        (at, self.byte(), id)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The due index stores the kind as its byte: the bytes of a key never change, so an
+    /// upgrade finds every task a previous version scheduled.
+    #[test]
+    fn task_kinds_keep_their_stored_bytes() {
+        use ic_stable_structures::Storable;
+        // A new kind fails to compile here until it is in ALL.
+        let listed = |k: TaskKind| match k {
+            TaskKind::Expire | TaskKind::Reconcile | TaskKind::Prune | TaskKind::Refresh => {
+                TaskKind::ALL.contains(&k)
+            }
+        };
+        assert!(TaskKind::ALL.into_iter().all(listed));
+        assert_eq!(TaskKind::ALL.map(TaskKind::byte), [1, 2, 3, 4]);
+        for k in TaskKind::ALL {
+            assert_eq!(TaskKind::from_byte(k.byte()), Some(k));
+        }
+        assert_eq!(TaskKind::from_byte(0), None);
+        assert_eq!(TaskKind::from_byte(5), None);
+        let key = TaskKind::Reconcile.key(0x0102_0304_0506_0708, 9);
+        assert_eq!(key, (0x0102_0304_0506_0708, 2u8, 9));
+        // at (big-endian), the kind's byte, id (big-endian): as stored before the enum.
+        assert_eq!(
+            key.to_bytes().as_ref(),
+            [1, 2, 3, 4, 5, 6, 7, 8, 2, 0, 0, 0, 0, 0, 0, 0, 9].as_slice(),
+        );
+    }
+
     #[test]
     fn records_round_trip_with_their_version() {
         let c = Config {
             next_intent_id: 7,
-            limits: Limits::default(),
+            limits: StoredLimits::default(),
             catalog_revision: 3,
             refresh_at: None,
             stored_input_bytes: 9,
@@ -651,7 +849,7 @@ mod tests {
 
     #[test]
     fn a_version_1_config_reads_with_the_new_limits_defaulted() {
-        let d = Limits::default();
+        let d = StoredLimits::default();
         let old = ConfigV1 {
             next_intent_id: 5,
             limits: LimitsV1 {
@@ -670,7 +868,7 @@ mod tests {
             catalog_revision: 2,
             refresh_at: Some(1),
         };
-        let bytes = old.to_bytes().into_owned();
+        let bytes = OldLayout::encode(&old);
         assert_eq!(bytes[0], 1);
         let c = Config::from_bytes(Cow::Owned(bytes));
         assert_eq!(c.next_intent_id, 5);
@@ -692,13 +890,43 @@ mod tests {
             icrc3: true,
             registered_at: 4,
         };
-        let t = Target::from_bytes(Cow::Owned(old.to_bytes().into_owned()));
+        let t = Target::from_bytes(Cow::Owned(OldLayout::encode(&old)));
         assert_eq!((t.owner, t.icrc3, t.forms.len()), (None, true, 1));
     }
 
     #[test]
-    #[should_panic(expected = "version 9")]
-    fn an_unknown_version_is_refused() {
+    fn an_unknown_version_is_refused_with_its_number() {
+        let e = Config::decode(&[9, 0]).unwrap_err();
+        assert_eq!(e.what, "config");
+        assert!(
+            e.reason
+                .contains("version 9 is not one this code reads ([1, 2])"),
+            "{e}"
+        );
+        let e = Intent::decode(&[3]).unwrap_err();
+        assert!(e.reason.contains("version 3"), "{e}");
+        let e = StoredForm::decode(&[]).unwrap_err();
+        assert!(e.reason.contains("empty"), "{e}");
+    }
+
+    #[test]
+    fn a_body_that_does_not_fit_its_version_is_refused() {
+        let form = StoredForm {
+            json: "{}".into(),
+            registered_at: 1,
+            registered_by: Principal::anonymous(),
+        };
+        let mut bytes = Versioned::encode(&form);
+        bytes.push(0);
+        let e = StoredForm::decode(&bytes).unwrap_err();
+        assert!(e.reason.contains("leaves 1 byte(s) unread"), "{e}");
+        let e = StoredForm::decode(&bytes[..3]).unwrap_err();
+        assert!(e.reason.contains("does not decode"), "{e}");
+    }
+
+    #[test]
+    #[should_panic(expected = "stored config: version 9 is not one this code reads")]
+    fn a_stable_structure_read_of_an_unknown_version_traps_naming_it() {
         let _ = Config::from_bytes(Cow::Owned(vec![9, 0]));
     }
 }

@@ -13,13 +13,13 @@ pub fn authorize_agent<R: Runtime>(rt: &R, caller: Principal, agent: Principal) 
     auth::user(&caller)?;
     if agent == Principal::anonymous() {
         return Err(err(
-            INVALID_ARGUMENT,
+            ErrorCode::InvalidArgument,
             "the anonymous principal cannot be an agent",
         ));
     }
     if agent == caller {
         return Err(err(
-            INVALID_ARGUMENT,
+            ErrorCode::InvalidArgument,
             "an owner acts for itself without authorizing itself",
         ));
     }
@@ -36,14 +36,14 @@ pub fn authorize_agent<R: Runtime>(rt: &R, caller: Principal, agent: Principal) 
             .count();
         if n >= max as usize {
             return Err(err(
-                LIMIT,
+                ErrorCode::Limit,
                 format!("an owner authorizes at most {max} agents"),
             ));
         }
         let total = s.limits().max_agents_total;
         if s.agents.len() >= total {
             return Err(err(
-                LIMIT,
+                ErrorCode::Limit,
                 format!("the tool host keeps at most {total} agent authorizations"),
             ));
         }
@@ -56,7 +56,12 @@ pub fn revoke_agent<R: Runtime>(rt: &R, caller: Principal, agent: Principal) -> 
     auth::user(&caller)?;
     rt.with_state(|s| s.agents.remove(&(caller, agent)))
         .map(|_| ())
-        .ok_or_else(|| err(NOT_FOUND, format!("{agent} is not an agent of {caller}")))
+        .ok_or_else(|| {
+            err(
+                ErrorCode::NotFound,
+                format!("{agent} is not an agent of {caller}"),
+            )
+        })
 }
 
 pub fn list_agents<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<Principal>> {

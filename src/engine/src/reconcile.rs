@@ -7,7 +7,7 @@
 //! argument bytes (`matching`). Found → done; the whole range read without it → absent; a block
 //! that reads as this intent's but differs → held, never settled on a guess.
 
-use crate::model::task;
+use crate::model::TaskKind;
 use crate::runtime::{CallOutcome, Runtime};
 use crate::schedule;
 use crate::send::settle;
@@ -339,7 +339,7 @@ pub async fn run<R: Rt>(rt: &R, id: u64, task_at: u64) {
     let now = rt.now();
     let job = rt.with_state(|s| -> Option<Job> {
         // Taken by this run only if still due (another tick may have it).
-        s.due.remove(&(task_at, task::RECONCILE, id))?;
+        s.due.remove(&TaskKind::Reconcile.key(task_at, id))?;
         let mut i = s.intents.get(&id)?;
         // A send in flight finishes first; its outcome schedules what follows.
         if !i.needs_reconcile() || i.status == Status::InFlight {
@@ -448,7 +448,7 @@ pub async fn run<R: Rt>(rt: &R, id: u64, task_at: u64) {
                 i.status = Status::Reconcile;
                 i.held_for_good = true;
                 if let Some(at) = i.reconcile_at.take() {
-                    s.due.remove(&(at, task::RECONCILE, id));
+                    s.due.remove(&TaskKind::Reconcile.key(at, id));
                 }
                 i.finding = Some(format!("unreadable: block {block} has this intent's operation, account, memo and stamp but differs: {why}; held, never sent again"));
             }

@@ -4,8 +4,9 @@
 use crate::auth;
 use crate::catalog;
 use crate::errors::*;
-use crate::model::{Limits, StoredForm, Target};
+use crate::model::{StoredForm, Target};
 use crate::runtime::{CallOutcome, Runtime};
+use crate::types::Limits;
 use crate::types::*;
 use candid::{IDLArgs, IDLValue, Principal};
 use serde_json::{Map, Value};
@@ -32,14 +33,14 @@ pub fn register_form<R: Runtime>(
     auth::admin(rt, &caller)?;
     if !valid_id(&args.id) {
         return Err(err(
-            INVALID_ARGUMENT,
+            ErrorCode::InvalidArgument,
             "a form id has 1 to 64 letters, digits, '_', '-' or '.'",
         ));
     }
     let limits = rt.with_state(|s| s.limits());
     if args.json.len() > limits.max_form_bytes as usize {
         return Err(err(
-            TOO_LARGE,
+            ErrorCode::TooLarge,
             format!(
                 "the form is {} bytes, over the limit of {}",
                 args.json.len(),
@@ -48,7 +49,7 @@ pub fn register_form<R: Runtime>(
         ));
     }
     let form = parse_form(args.json.as_bytes()).map_err(|problems| ApiError {
-        code: INVALID_FORM.into(),
+        code: ErrorCode::InvalidForm.as_str().into(),
         message: format!(
             "the form is refused: {} problem{}",
             problems.len(),
@@ -68,7 +69,7 @@ pub fn register_form<R: Runtime>(
     rt.with_state(|s| {
         if !s.forms.contains_key(&args.id) && s.forms.len() >= limits.max_forms as u64 {
             return Err(err(
-                LIMIT,
+                ErrorCode::Limit,
                 format!("the tool host keeps at most {} forms", limits.max_forms),
             ));
         }
@@ -105,7 +106,7 @@ pub fn register_form<R: Runtime>(
 fn in_use(what: String, ids: &[u64]) -> ApiError {
     let named: Vec<String> = ids.iter().map(u64::to_string).collect();
     err(
-        IN_USE,
+        ErrorCode::InUse,
         format!(
             "{what} is used by intents that are not settled ({}{}); they keep their tools until each is confirmed, declined, expired or reconciled",
             named.join(", "),
@@ -190,7 +191,7 @@ pub fn remove_form<R: Runtime>(rt: &R, caller: Principal, id: String) -> ApiResu
     auth::admin(rt, &caller)?;
     rt.with_state(|s| {
         if !s.forms.contains_key(&id) {
-            return Err(err(NOT_FOUND, format!("no form '{id}'")));
+            return Err(err(ErrorCode::NotFound, format!("no form '{id}'")));
         }
         let users: Vec<String> = s
             .targets
@@ -204,7 +205,7 @@ pub fn remove_form<R: Runtime>(rt: &R, caller: Principal, id: String) -> ApiResu
         }
         if !users.is_empty() {
             return Err(err(
-                IN_USE,
+                ErrorCode::InUse,
                 format!(
                     "form '{id}' applies to {}; register them without it first",
                     users.join(", ")
@@ -244,24 +245,27 @@ pub async fn register_canister<R: Runtime>(
         || args.id == rt.self_id()
     {
         return Err(err(
-            INVALID_ARGUMENT,
+            ErrorCode::InvalidArgument,
             format!("{} cannot be a target canister", args.id),
         ));
     }
     if args.forms.is_empty() {
         return Err(err(
-            INVALID_ARGUMENT,
+            ErrorCode::InvalidArgument,
             "name at least one form that applies to the canister",
         ));
     }
     if let Some(l) = &args.label {
         if l.is_empty() || l.chars().count() > 32 {
-            return Err(err(INVALID_ARGUMENT, "a label has 1 to 32 characters"));
+            return Err(err(
+                ErrorCode::InvalidArgument,
+                "a label has 1 to 32 characters",
+            ));
         }
     }
     if args.owner == Some(Principal::anonymous()) {
         return Err(err(
-            INVALID_ARGUMENT,
+            ErrorCode::InvalidArgument,
             "the anonymous principal cannot own a canister's tools",
         ));
     }
@@ -269,13 +273,16 @@ pub async fn register_canister<R: Runtime>(
     rt.with_state(|s| {
         for f in &args.forms {
             if !s.forms.contains_key(f) {
-                return Err(err(NOT_FOUND, format!("no form '{f}'; register it first")));
+                return Err(err(
+                    ErrorCode::NotFound,
+                    format!("no form '{f}'; register it first"),
+                ));
             }
         }
         let existing = s.targets.get(&args.id);
         if existing.is_none() && s.targets.len() >= limits.max_canisters as u64 {
             return Err(err(
-                LIMIT,
+                ErrorCode::Limit,
                 format!(
                     "the tool host keeps at most {} canisters",
                     limits.max_canisters
@@ -339,7 +346,7 @@ pub async fn register_canister<R: Runtime>(
     })
     .ok_or_else(|| {
         err(
-            NOT_FOUND,
+            ErrorCode::NotFound,
             "the canister was removed while its refs were read",
         )
     })
@@ -349,7 +356,7 @@ pub fn remove_canister<R: Runtime>(rt: &R, caller: Principal, id: Principal) -> 
     auth::admin(rt, &caller)?;
     rt.with_state(|s| {
         if !s.targets.contains_key(&id) {
-            return Err(err(NOT_FOUND, format!("no target canister {id}")));
+            return Err(err(ErrorCode::NotFound, format!("no target canister {id}")));
         }
         // Intents not settled still need the canister: found through the uses index, one
         // range read per form of the canister (bounded work, whatever the number of intents).
@@ -416,7 +423,7 @@ pub async fn refresh_refs<R: Runtime>(
     let ids: Vec<Principal> = match id {
         Some(id) => {
             if !rt.with_state(|s| s.targets.contains_key(&id)) {
-                return Err(err(NOT_FOUND, format!("no target canister {id}")));
+                return Err(err(ErrorCode::NotFound, format!("no target canister {id}")));
             }
             vec![id]
         }
@@ -580,6 +587,14 @@ pub fn get_limits<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Limits> {
 
 pub fn set_limits<R: Runtime>(rt: &R, caller: Principal, l: Limits) -> ApiResult<Limits> {
     auth::admin(rt, &caller)?;
+    check_limits(&l)?;
+    rt.with_state(|s| s.set_limits(&l));
+    Ok(l)
+}
+
+/// The bounds every limit keeps, whoever sets it: `set_limits`, the install argument and the
+/// upgrade argument (lifecycle) all pass here.
+pub fn check_limits(l: &Limits) -> ApiResult<()> {
     let checks: [(bool, &str); 14] = [
         ((1..=1000).contains(&l.max_open_intents_per_owner), "max_open_intents_per_owner is 1 to 1000"),
         ((1..=256).contains(&l.max_agents_per_owner), "max_agents_per_owner is 1 to 256"),
@@ -597,10 +612,9 @@ pub fn set_limits<R: Runtime>(rt: &R, caller: Principal, l: Limits) -> ApiResult
         ((1_000..=10_000_000).contains(&l.max_agents_total), "max_agents_total is 1 000 to 10 000 000"),
     ];
     if let Some((_, why)) = checks.iter().find(|(ok, _)| !ok) {
-        return Err(err(INVALID_ARGUMENT, *why));
+        return Err(err(ErrorCode::InvalidArgument, *why));
     }
-    rt.with_state(|s| s.update_config(|c| c.limits = l.clone()));
-    Ok(l)
+    Ok(())
 }
 
 pub fn add_admin<R: Runtime>(rt: &R, caller: Principal, admin: Principal) -> ApiResult<()> {
@@ -615,7 +629,7 @@ pub fn remove_admin<R: Runtime>(rt: &R, caller: Principal, admin: Principal) -> 
     auth::controller(rt, &caller)?;
     rt.with_state(|s| s.admins.remove(&admin))
         .map(|_| ())
-        .ok_or_else(|| err(NOT_FOUND, format!("{admin} is not an admin")))
+        .ok_or_else(|| err(ErrorCode::NotFound, format!("{admin} is not an admin")))
 }
 
 pub fn list_admins<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<Principal>> {

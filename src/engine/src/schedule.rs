@@ -2,7 +2,7 @@
 //! reconcile unknown outcomes, prune settled intents, refresh refs), runs them and re-arms.
 //! Tasks live in stable memory, so `post_upgrade` re-arms from them.
 
-use crate::model::{task, Status};
+use crate::model::{Status, TaskKind};
 use crate::registry;
 use crate::runtime::Runtime;
 use crate::send::settle;
@@ -97,9 +97,9 @@ pub async fn tick<R: Runtime>(rt: &R) {
     });
     for key in batch {
         let (at, kind, id) = key;
-        match kind {
-            task::RECONCILE => crate::reconcile::run(rt, id, at).await,
-            task::REFRESH => {
+        match TaskKind::from_byte(kind) {
+            Some(TaskKind::Reconcile) => crate::reconcile::run(rt, id, at).await,
+            Some(TaskKind::Refresh) => {
                 // The next refresh is scheduled before this one's awaits.
                 if take_refresh(rt, key) {
                     refresh(rt).await;
@@ -109,9 +109,10 @@ pub async fn tick<R: Runtime>(rt: &R) {
                 let now = rt.now();
                 rt.with_state(|s| {
                     if s.due.remove(&key).is_some() {
-                        match kind {
-                            task::EXPIRE => expire(s, id, now),
-                            task::PRUNE => prune(s, id, now),
+                        match TaskKind::from_byte(kind) {
+                            Some(TaskKind::Expire) => expire(s, id, now),
+                            Some(TaskKind::Prune) => prune(s, id, now),
+                            // A byte no kind has: removed, nothing run.
                             _ => {}
                         }
                     }
@@ -196,7 +197,7 @@ fn take_refresh<R: Runtime>(rt: &R, key: (u64, u8, u64)) -> bool {
                 .refs_refresh_seconds
                 .saturating_mul(1_000_000_000),
         );
-        s.schedule(at, task::REFRESH, 0);
+        s.schedule(at, TaskKind::Refresh, 0);
         s.update_config(|c| c.refresh_at = Some(at));
         true
     })
@@ -222,10 +223,10 @@ pub fn ensure_refresh<R: Runtime>(rt: &R) {
             .refs_refresh_seconds
             .saturating_mul(1_000_000_000);
         match s.config.get().refresh_at {
-            Some(at) if s.due.contains_key(&(at, task::REFRESH, 0)) => {}
+            Some(at) if s.due.contains_key(&TaskKind::Refresh.key(at, 0)) => {}
             _ => {
                 let at = now.saturating_add(every);
-                s.schedule(at, task::REFRESH, 0);
+                s.schedule(at, TaskKind::Refresh, 0);
                 s.update_config(|c| c.refresh_at = Some(at));
             }
         }

@@ -5,7 +5,7 @@
 use crate::auth;
 use crate::catalog;
 use crate::errors::*;
-use crate::model::{task, Attempt, AttemptResult, InFlight, Intent, Status, StoredName};
+use crate::model::{Attempt, AttemptResult, InFlight, Intent, Status, StoredName, TaskKind};
 use crate::outcome::{self, Follow, SendResult};
 use crate::reconcile;
 use crate::results::{self, Answer};
@@ -76,18 +76,18 @@ pub async fn send<R: Runtime>(
     let now = rt.now();
     // Checked and marked in flight in one step, before any await: the lock against a second send.
     let step = rt.with_state(|s| -> ApiResult<Result<Prepared, ToolResult>> {
-        let mut i = s.intents.get(&id).ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
+        let mut i = s.intents.get(&id).ok_or_else(|| err(ErrorCode::NotFound, format!("no intent {id}")))?;
         if i.owner != caller {
-            return Err(err(NOT_OWNER, format!("only the owner of intent {id} confirms it")));
+            return Err(err(ErrorCode::NotOwner, format!("only the owner of intent {id} confirms it")));
         }
         match i.status {
             Status::Done | Status::Settled => return Ok(Err(settled_answer(&i))),
-            Status::InFlight => return Err(err(IN_FLIGHT, format!("a send of intent {id} is in flight; its outcome comes first"))),
-            Status::Reconcile => return Err(err(HELD, format!("intent {id} is held until reconciliation finds the original or reports it absent; it is never sent again"))),
+            Status::InFlight => return Err(err(ErrorCode::InFlight, format!("a send of intent {id} is in flight; its outcome comes first"))),
+            Status::Reconcile => return Err(err(ErrorCode::Held, format!("intent {id} is held until reconciliation finds the original or reports it absent; it is never sent again"))),
             Status::Open | Status::Unknown => {}
         }
         if digest != i.digest {
-            return Err(err(DIGEST_MISMATCH, format!("the digest does not match intent {id}'s current preview (it may have been stamped again); read the intent and confirm what it shows")));
+            return Err(err(ErrorCode::DigestMismatch, format!("the digest does not match intent {id}'s current preview (it may have been stamped again); read the intent and confirm what it shows")));
         }
         if i.status == Status::Open && now > i.expires_at {
             settle(s, &mut i, now, "expired", Some("the preview expired before it was confirmed".into()));
@@ -95,7 +95,7 @@ pub async fn send<R: Runtime>(
             return Ok(Err(settled_answer(&i)));
         }
         let cat = catalog::current(s);
-        let tool = cat.tool(&i.tool).ok_or_else(|| err(NOT_FOUND, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
+        let tool = cat.tool(&i.tool).ok_or_else(|| err(ErrorCode::NotFound, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
         let journal = i.has_stamp() && cat.icrc3.contains(&i.canister);
         // Whose funds move, checked again on the exact bytes about to be sent.
         if crate::custody::covers(&i.method) {
@@ -378,13 +378,13 @@ pub fn ensure_tasks<M: Memory>(s: &mut State<M>, i: &mut Intent, now: u64) -> bo
             true
         }
         Status::Open => {
-            s.due.insert((i.expires_at, task::EXPIRE, i.id), ());
+            s.due.insert(TaskKind::Expire.key(i.expires_at, i.id), ());
             false
         }
         _ if i.needs_reconcile() => {
             let scheduled = i
                 .reconcile_at
-                .is_some_and(|at| s.due.contains_key(&(at, task::RECONCILE, i.id)));
+                .is_some_and(|at| s.due.contains_key(&TaskKind::Reconcile.key(at, i.id)));
             if !scheduled {
                 schedule_reconcile(s, i, now);
             }
@@ -412,7 +412,7 @@ pub fn settle<M: Memory>(
     i.settled_at = Some(now);
     i.updated_at = now;
     if let Some(at) = i.reconcile_at.take() {
-        s.due.remove(&(at, task::RECONCILE, i.id));
+        s.due.remove(&TaskKind::Reconcile.key(at, i.id));
     }
     // Before its preview's expiry an intent's EXPIRE task is still due, and schedules the prune
     // when it runs (schedule.rs): a send settling in time writes no task of its own.
@@ -436,7 +436,7 @@ pub fn prune_due<M: Memory>(s: &State<M>, i: &Intent) -> u64 {
 /// The task that removes a settled intent once it is due (see [`prune_due`]).
 pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent) {
     let at = prune_due(s, i);
-    s.schedule(at, task::PRUNE, i.id);
+    s.schedule(at, TaskKind::Prune, i.id);
 }
 
 /// Schedules the intent's one reconcile task at the next back-off step (replacing any other).
@@ -451,9 +451,9 @@ pub fn schedule_reconcile<M: Memory>(s: &mut State<M>, i: &mut Intent, now: u64)
 /// Moves the intent's one reconcile task to `at`.
 pub fn schedule_reconcile_at<M: Memory>(s: &mut State<M>, i: &mut Intent, at: u64) {
     if let Some(old) = i.reconcile_at.take() {
-        s.due.remove(&(old, task::RECONCILE, i.id));
+        s.due.remove(&TaskKind::Reconcile.key(old, i.id));
     }
-    s.schedule(at, task::RECONCILE, i.id);
+    s.schedule(at, TaskKind::Reconcile, i.id);
     i.reconcile_at = Some(at);
 }
 
@@ -574,9 +574,9 @@ fn restamp<M: Memory>(
     i.status = Status::Open;
     i.scan = None;
     // The old preview's expiry goes with it.
-    s.due.remove(&(i.expires_at, task::EXPIRE, i.id));
+    s.due.remove(&TaskKind::Expire.key(i.expires_at, i.id));
     i.expires_at = now.saturating_add(ttl);
-    s.schedule(i.expires_at, task::EXPIRE, i.id);
+    s.schedule(i.expires_at, TaskKind::Expire, i.id);
     Ok(())
 }
 
@@ -601,26 +601,26 @@ pub fn decline<R: Runtime>(
         let mut i = s
             .intents
             .get(&id)
-            .ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
+            .ok_or_else(|| err(ErrorCode::NotFound, format!("no intent {id}")))?;
         if i.owner != caller {
             return Err(err(
-                NOT_OWNER,
+                ErrorCode::NotOwner,
                 format!("only the owner of intent {id} declines it"),
             ));
         }
         if digest.is_some_and(|d| d != i.digest) {
-            return Err(err(DIGEST_MISMATCH, format!("the digest does not match intent {id}'s current preview; read the intent and decline what it shows")));
+            return Err(err(ErrorCode::DigestMismatch, format!("the digest does not match intent {id}'s current preview; read the intent and decline what it shows")));
         }
         match i.status {
             Status::Done | Status::Settled => {
                 return Err(err(
-                    SETTLED,
+                    ErrorCode::Settled,
                     format!("intent {id} is already {}", i.status.as_str()),
                 ))
             }
             Status::InFlight => {
                 return Err(err(
-                    IN_FLIGHT,
+                    ErrorCode::InFlight,
                     format!("a send of intent {id} is in flight"),
                 ))
             }

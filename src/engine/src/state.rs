@@ -3,6 +3,7 @@
 use crate::catalog::Catalog;
 use crate::memory;
 use crate::model::*;
+use crate::types::Limits;
 use candid::Principal;
 use ic_stable_structures::memory_manager::{MemoryManager, VirtualMemory};
 use ic_stable_structures::{Memory, StableBTreeMap, StableCell};
@@ -64,6 +65,46 @@ impl ic_stable_structures::Storable for UseEntry {
         ic_stable_structures::storable::Bound::Unbounded;
 }
 
+/// A record's bytes as stored, for the checks that read records without trapping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RawRecord(Vec<u8>);
+
+impl ic_stable_structures::Storable for RawRecord {
+    fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Borrowed(&self.0)
+    }
+    fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+    fn from_bytes(bytes: std::borrow::Cow<[u8]>) -> Self {
+        RawRecord(bytes.into_owned())
+    }
+    const BOUND: ic_stable_structures::storable::Bound =
+        ic_stable_structures::storable::Bound::Unbounded;
+}
+
+/// Decodes every record of a raw map; the first that fails is returned with its key.
+fn each_record<K, T, M>(map: StableBTreeMap<K, RawRecord, VM<M>>) -> Result<usize, DecodeError>
+where
+    K: ic_stable_structures::Storable + Ord + Clone + std::fmt::Debug,
+    T: Versioned,
+    M: Memory,
+{
+    let mut read = 0;
+    for e in map.iter() {
+        T::decode(&e.value().0).map_err(|err| with_key(err, e.key()))?;
+        read += 1;
+    }
+    Ok(read)
+}
+
+fn with_key(e: DecodeError, key: &impl std::fmt::Debug) -> DecodeError {
+    DecodeError {
+        reason: format!("key {key:?}: {}", e.reason),
+        ..e
+    }
+}
+
 /// What an intent not settled uses: its form, its canister and its tool, in one key whose
 /// prefixes (`form\0`, `form\0canister\0`) select the intents using a form, or a form on a
 /// canister (form ids, principals and tool names never contain `\0`).
@@ -104,12 +145,33 @@ pub struct State<M: Memory> {
     /// Read tool calls per owner in the current minute: (minute, count). Heap only: a limit on
     /// a rate, kept small (see `tools::count_read`).
     pub reads: std::collections::BTreeMap<Principal, (u64, u32)>,
+    /// The manager the structures were opened from: the fallible checks open raw views of them.
+    mm: MemoryManager<M>,
 }
+
+/// The memory manager's bucket size for a fresh install, in 64 KiB pages: 8 pages = 512 KiB.
+///
+/// Every structure takes at least one bucket as soon as it is opened, so a fresh install takes
+/// one header page plus a bucket per structure: 15 structures (the retired `IN_FLIGHT_V1` is
+/// never opened on a fresh memory) × 512 KiB + 64 KiB = 7.56 MiB, where the crate's default
+/// 128-page (8 MiB) buckets took 120 MiB. The manager has at most 32 768 buckets in all, so the
+/// bucket size caps the stable memory the state can ever use: 32 768 × 512 KiB = 16 GiB. A
+/// settled transfer with its index entries takes about 1 800 bytes (docs/perf.md), so
+/// 1 000 000 intents take about 1.8 GB, and with every form at its bound (32 × 256 KiB) and the
+/// indexes' last partly filled bucket each (16 × 512 KiB) still under 2 GB: the cap is eight
+/// times that. Smaller buckets would save little more (a 4-page bucket: 3.8 MiB fresh, a cap
+/// of 8 GiB) and halve the headroom; larger ones fail the 12 MiB budget of a fresh install.
+///
+/// The size is written in the manager's header at the first install and read from it on every
+/// later open (`MemoryManager::init_with_bucket_size` loads an existing header as it is): a
+/// canister created with the old default keeps its 8 MiB buckets, and nothing here can change
+/// them.
+pub const BUCKET_SIZE_IN_PAGES: u16 = 8;
 
 impl<M: Memory + Clone> State<M> {
     /// Opens the state over a memory: empty structures on a fresh memory, the kept data after an upgrade.
     pub fn init(memory: M) -> Self {
-        let mm = MemoryManager::init(memory);
+        let mm = MemoryManager::init_with_bucket_size(memory, BUCKET_SIZE_IN_PAGES);
         let v1 = mm.get(memory::IN_FLIGHT_V1);
         // A retired structure is opened only to read what an older version left in it.
         let in_flight_v1 = (v1.size() > 0).then(|| StableBTreeMap::load(v1));
@@ -134,13 +196,58 @@ impl<M: Memory + Clone> State<M> {
             armed_at: None,
             scheduled_since: None,
             reads: Default::default(),
+            mm,
         }
     }
 }
 
 impl<M: Memory> State<M> {
     pub fn limits(&self) -> Limits {
-        self.config.get().limits.clone()
+        (&self.config.get().limits).into()
+    }
+
+    pub fn set_limits(&mut self, limits: &Limits) {
+        self.update_config(|c| c.limits = limits.into());
+    }
+
+    /// Reads, without trapping, what an upgrade must be able to read before it goes ahead: the
+    /// config, every form, every target, every send in flight, and the newest intent (written
+    /// by the newest code, so a downgrade shows there). Bounded by the limits on forms and
+    /// canisters, never a scan of all intents: the upgrade's instructions stay flat.
+    pub fn check_layout(&self) -> Result<(), DecodeError> {
+        Config::decode(&self.raw_cell(memory::CONFIG))?;
+        each_record::<String, StoredForm, M>(self.raw_map(memory::FORMS))?;
+        each_record::<Principal, Target, M>(self.raw_map(memory::TARGETS))?;
+        each_record::<u64, InFlight, M>(self.raw_map(memory::IN_FLIGHT))?;
+        let intents: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::INTENTS);
+        if let Some(e) = intents.last_key_value() {
+            Intent::decode(&e.1 .0).map_err(|err| with_key(err, &e.0))?;
+        }
+        Ok(())
+    }
+
+    /// Reads every stored record through [`Versioned::decode`]: an unknown version or a body
+    /// that does not fit its version is reported, with its key, instead of trapping.
+    pub fn check_records(&self) -> Result<(), DecodeError> {
+        self.check_layout()?;
+        each_record::<u64, Intent, M>(self.raw_map(memory::INTENTS))?;
+        Ok(())
+    }
+
+    /// The config cell's record as stored.
+    fn raw_cell(&self, id: ic_stable_structures::memory_manager::MemoryId) -> Vec<u8> {
+        StableCell::init(self.mm.get(id), RawRecord(vec![]))
+            .get()
+            .0
+            .clone()
+    }
+
+    /// A map's entries with their records as stored (the map exists: `init` opened it).
+    fn raw_map<K: ic_stable_structures::Storable + Ord + Clone>(
+        &self,
+        id: ic_stable_structures::memory_manager::MemoryId,
+    ) -> StableBTreeMap<K, RawRecord, VM<M>> {
+        StableBTreeMap::load(self.mm.get(id))
     }
 
     pub fn update_config(&mut self, f: impl FnOnce(&mut Config)) {
@@ -167,8 +274,8 @@ impl<M: Memory> State<M> {
         id
     }
 
-    pub fn schedule(&mut self, at: u64, kind: u8, id: u64) {
-        self.due.insert((at, kind, id), ());
+    pub fn schedule(&mut self, at: u64, kind: TaskKind, id: u64) {
+        self.due.insert(kind.key(at, id), ());
         self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
     }
 
@@ -249,6 +356,7 @@ impl<M: Memory> State<M> {
     /// hot path.
     pub fn check_indexes(&self) -> Result<(), String> {
         use std::collections::{BTreeMap, BTreeSet};
+        self.check_records().map_err(|e| e.to_string())?;
         let mut owners = BTreeSet::new();
         let mut open: BTreeMap<Principal, u32> = Default::default();
         let tasks: BTreeSet<(u64, u8, u64)> = self.due.keys().collect();
@@ -284,21 +392,22 @@ impl<M: Memory> State<M> {
                     return Err(format!("intent {id} is in flight without its watchdog"));
                 }
             }
-            if i.status == Status::Open && !tasks.contains(&(i.expires_at, task::EXPIRE, id)) {
+            if i.status == Status::Open && !tasks.contains(&TaskKind::Expire.key(i.expires_at, id))
+            {
                 return Err(format!(
                     "open intent {id} has no expiry task at {}",
                     i.expires_at
                 ));
             }
-            if i.needs_reconcile() && !kinds.contains(&(id, task::RECONCILE)) {
+            if i.needs_reconcile() && !kinds.contains(&(id, TaskKind::Reconcile.byte())) {
                 return Err(format!(
                     "intent {id} ({:?}, {:?}) waits for reconciliation without a task",
                     i.status, i.finding
                 ));
             }
             if i.status.is_final()
-                && !kinds.contains(&(id, task::PRUNE))
-                && !tasks.contains(&(i.expires_at, task::EXPIRE, id))
+                && !kinds.contains(&(id, TaskKind::Prune.byte()))
+                && !tasks.contains(&TaskKind::Expire.key(i.expires_at, id))
             {
                 return Err(format!("settled intent {id} has no prune task"));
             }

@@ -4,7 +4,7 @@
 use crate::auth;
 use crate::catalog;
 use crate::errors::*;
-use crate::model::{task, Intent, Status, StoredName};
+use crate::model::{Intent, Status, StoredName, TaskKind};
 use crate::names;
 use crate::results::{self, Answer};
 use crate::runtime::{CallOutcome, Runtime};
@@ -16,6 +16,7 @@ use candid::Principal;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use tool_host_core::issue::Code;
 use tool_host_core::plan::{ToolKind, ToolPlan, ToolPlans, COMMIT_TOOL};
 use tool_host_core::read::{read_tool_input, Canister, NameEntry, ReadContext};
 use tool_host_core::{codec, display};
@@ -38,7 +39,7 @@ pub async fn call_tool<R: Runtime>(
     let limits = rt.with_state(|s| s.limits());
     if args.input.len() > limits.max_input_bytes as usize {
         return Err(err(
-            TOO_LARGE,
+            ErrorCode::TooLarge,
             format!(
                 "the input is {} bytes, over the limit of {}",
                 args.input.len(),
@@ -53,7 +54,7 @@ pub async fn call_tool<R: Runtime>(
     let Some(tool) = rt.with_state(|s| catalog::current(s).tool(&args.name)) else {
         let names = plans(rt).tool_names().join(", ");
         return Err(err(
-            UNKNOWN_TOOL,
+            ErrorCode::UnknownTool,
             format!("no tool '{}' (tools: {names})", args.name),
         ));
     };
@@ -74,7 +75,7 @@ fn parse_input(input: &str) -> ApiResult<Value> {
         input_err(vec![tool_host_core::issue::Issue {
             param: String::new(),
             path: "$input".into(),
-            code: tool_host_core::issue::Code::Input,
+            code: Code::Input,
             message: format!("the input is not JSON: {e}"),
         }])
     })
@@ -163,7 +164,7 @@ fn read_budget<M: ic_stable_structures::Memory>(
         *e = (minute, 0);
     }
     if what != Budget::Count && e.1 >= max {
-        return Err(err(LIMIT, format!("{owner} made {max} read tool calls this minute, the most allowed; try again in a minute")));
+        return Err(err(ErrorCode::Limit, format!("{owner} made {max} read tool calls this minute, the most allowed; try again in a minute")));
     }
     if what != Budget::Check {
         e.1 = e.1.saturating_add(1);
@@ -182,13 +183,13 @@ pub fn target_access<M: ic_stable_structures::Memory>(
     let cat = catalog::current(s);
     match cat.single_owner.get(&canister) {
         Some(o) if *o != owner => Err(err(
-            NOT_AUTHORIZED,
+            ErrorCode::NotAuthorized,
             format!("{canister} is registered for a single owner; {owner} may not use its tools"),
         )),
         Some(_) => Ok(()),
         None => match cat.unbound.get(tool) {
             Some((_, why)) => Err(err(
-                crate::custody::CUSTODY,
+                ErrorCode::Custody,
                 format!("{tool} is not offered on {canister}, which several owners share: {why}"),
             )),
             None => Ok(()),
@@ -215,16 +216,16 @@ pub fn recheck_bytes(
     };
     let input: Value = serde_json::from_str(&i.input_json).map_err(|e| {
         err(
-            crate::custody::CUSTODY,
+            ErrorCode::Custody,
             format!("the stored input is not JSON: {e}"),
         )
     })?;
     let out = read_tool_input(plan, &input, &ctx).map_err(input_err)?;
-    let bytes = codec::encode_args_with(plan, types, &out.args)
-        .map_err(|e| err(crate::custody::CUSTODY, e))?;
+    let bytes =
+        codec::encode_args_with(plan, types, &out.args).map_err(|e| err(ErrorCode::Custody, e))?;
     if bytes != i.arg {
         return Err(err(
-            crate::custody::CUSTODY,
+            ErrorCode::Custody,
             format!("intent {}'s bytes are not what its input gives for its owner now (the form or the canister's refs changed since it was prepared); nothing was sent: prepare it again", i.id),
         ));
     }
@@ -252,7 +253,7 @@ fn read_with(
         .iter()
         .find(|c| c.id == out.canister)
         .cloned()
-        .ok_or_else(|| err(NOT_FOUND, "the canister is gone"))?;
+        .ok_or_else(|| err(ErrorCode::NotFound, "the canister is gone"))?;
     Ok((out, canister))
 }
 
@@ -282,7 +283,7 @@ async fn read_tool<R: Runtime>(
         // The plan and the canister were read before the name sets' await: a registration
         // change since (a canister removed, a form dropped) makes no call.
         if s.config.get().catalog_revision != revision {
-            return Err(err(RETRY, "forms or canisters changed while the input was read; nothing was called: call the tool again"));
+            return Err(err(ErrorCode::Retry, "forms or canisters changed while the input was read; nothing was called: call the tool again"));
         }
         Ok(())
     })?;
@@ -294,8 +295,8 @@ async fn read_tool<R: Runtime>(
         }
         Ok::<_, ApiError>(())
     })?;
-    let bytes =
-        codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
+    let bytes = codec::encode_args_with(plan, &tool.types, &out.args)
+        .map_err(|e| err(ErrorCode::InvalidInput, e))?;
     let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
     let what = format!("{} on {}", plan.method, canister.id);
     match rt.call(canister.id, &plan.method, bytes, timeout).await {
@@ -373,7 +374,8 @@ async fn prepare<R: Runtime>(
     // the last one when the clock has not moved past it (read again, rarely).
     if let (Some(stamp), Some(f)) = (out.stamp_ns, floor) {
         if stamp <= f {
-            let above = send::choose_stamp(now, None, floor).map_err(|e| err(INVALID_INPUT, e))?;
+            let above = send::choose_stamp(now, None, floor)
+                .map_err(|e| err(ErrorCode::InvalidInput, e))?;
             (out, canister) = read_with(plan, &input, &canisters, owner, above, names.as_ref())?;
         }
     }
@@ -395,8 +397,8 @@ async fn prepare<R: Runtime>(
         }
         _ => vec![],
     };
-    let bytes =
-        codec::encode_args_with(plan, &tool.types, &out.args).map_err(|e| err(INVALID_INPUT, e))?;
+    let bytes = codec::encode_args_with(plan, &tool.types, &out.args)
+        .map_err(|e| err(ErrorCode::InvalidInput, e))?;
     rt.mark("prepare: encoded");
     // Whatever the form says: the funds these bytes move are the owner's.
     crate::custody::check(&plan.method, &bytes, owner)?;
@@ -408,20 +410,20 @@ async fn prepare<R: Runtime>(
         // registration change since (a canister removed, a form dropped or replaced) stores
         // nothing.
         if s.config.get().catalog_revision != revision {
-            return Err(err(RETRY, "forms or canisters changed while the input was read; nothing was stored: call the tool again"));
+            return Err(err(ErrorCode::Retry, "forms or canisters changed while the input was read; nothing was stored: call the tool again"));
         }
         if s.open_count(&owner) >= limits.max_open_intents_per_owner {
-            return Err(err(LIMIT, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
+            return Err(err(ErrorCode::Limit, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
         }
         if s.kept_count(&owner) >= limits.max_intents_per_owner {
-            return Err(err(LIMIT, format!("{owner} keeps {} intents, the most allowed; settled ones are removed {} s after they settle", limits.max_intents_per_owner, limits.retention_seconds)));
+            return Err(err(ErrorCode::Limit, format!("{owner} keeps {} intents, the most allowed; settled ones are removed {} s after they settle", limits.max_intents_per_owner, limits.retention_seconds)));
         }
         if s.intents.len() >= limits.max_intents {
-            return Err(err(LIMIT, format!("the tool host keeps {} intents, the most allowed", limits.max_intents)));
+            return Err(err(ErrorCode::Limit, format!("the tool host keeps {} intents, the most allowed", limits.max_intents)));
         }
         let stored = s.config.get().stored_input_bytes;
         if stored.saturating_add(input_json.len() as u64) > limits.max_stored_input_bytes {
-            return Err(err(LIMIT, format!("the tool host keeps {stored} bytes of tool inputs; {} more would pass the limit of {}", input_json.len(), limits.max_stored_input_bytes)));
+            return Err(err(ErrorCode::Limit, format!("the tool host keeps {stored} bytes of tool inputs; {} more would pass the limit of {}", input_json.len(), limits.max_stored_input_bytes)));
         }
         let id = s.next_intent_id(input_json.len() as u64);
         let preview = display::preview(plan, &out, &canister, &bytes, &id.to_string());
@@ -468,7 +470,7 @@ async fn prepare<R: Runtime>(
         if let Some(stamp) = intent.stamp_ns {
             s.raise_stamp_floor(owner, identity, stamp);
         }
-        s.schedule(expires_at, task::EXPIRE, id);
+        s.schedule(expires_at, TaskKind::Expire, id);
         s.put_intent(intent.clone());
         Ok(intent)
     })?;
@@ -515,8 +517,12 @@ fn existing_answer(i: &Intent) -> ToolResult {
 /// agent of the owner, or the owner without a digest) records the request and answers
 /// `awaiting_confirmation` with what the owner will be shown.
 async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult<ToolResult> {
-    let v: Value = serde_json::from_str(input)
-        .map_err(|e| err(INVALID_INPUT, format!("the input is not JSON: {e}")))?;
+    let v: Value = serde_json::from_str(input).map_err(|e| {
+        err(
+            ErrorCode::InvalidInput,
+            format!("the input is not JSON: {e}"),
+        )
+    })?;
     let mut issues = vec![];
     let obj = v.as_object().cloned().unwrap_or_default();
     for k in obj.keys() {
@@ -524,7 +530,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
             issues.push(IssueView {
                 param: k.clone(),
                 path: format!("$input.{k}"),
-                code: "E_UNKNOWN_PARAM".into(),
+                code: Code::UnknownParam.as_str().into(),
                 message: format!("'{k}' is not an input of commit (preview_id, digest)"),
             });
         }
@@ -536,7 +542,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
                 issues.push(IssueView {
                     param: "preview_id".into(),
                     path: "$input.preview_id".into(),
-                    code: "E_SYNTAX".into(),
+                    code: Code::Syntax.as_str().into(),
                     message: format!("'{s}' is not a preview id (digits)"),
                 });
                 None
@@ -546,7 +552,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
             issues.push(IssueView {
                 param: "preview_id".into(),
                 path: "$input.preview_id".into(),
-                code: "E_TYPE".into(),
+                code: Code::Type.as_str().into(),
                 message: "the preview id is text".into(),
             });
             None
@@ -555,7 +561,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
             issues.push(IssueView {
                 param: "preview_id".into(),
                 path: "$input.preview_id".into(),
-                code: "E_MISSING".into(),
+                code: Code::Missing.as_str().into(),
                 message: "'preview_id' is required".into(),
             });
             None
@@ -569,7 +575,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
                 issues.push(IssueView {
                     param: "digest".into(),
                     path: "$input.digest".into(),
-                    code: "E_SYNTAX".into(),
+                    code: Code::Syntax.as_str().into(),
                     message: "a digest is 64 hex digits".into(),
                 });
                 None
@@ -579,7 +585,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
             issues.push(IssueView {
                 param: "digest".into(),
                 path: "$input.digest".into(),
-                code: "E_TYPE".into(),
+                code: Code::Type.as_str().into(),
                 message: "the digest is text".into(),
             });
             None
@@ -590,12 +596,12 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
             issues.push(IssueView {
                 param: String::new(),
                 path: "$input".into(),
-                code: "E_INPUT".into(),
+                code: Code::Input.as_str().into(),
                 message: "a tool input is a JSON object".into(),
             });
         }
         return Err(ApiError {
-            code: INVALID_INPUT.into(),
+            code: ErrorCode::InvalidInput.as_str().into(),
             message: format!("{} input issue(s)", issues.len()),
             issues,
         });
@@ -603,11 +609,11 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
     let id = id.expect("checked above");
     let intent = rt
         .with_state(|s| s.intents.get(&id))
-        .ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
+        .ok_or_else(|| err(ErrorCode::NotFound, format!("no intent {id}")))?;
     let is_owner = intent.owner == caller;
     if !is_owner && !rt.with_state(|s| s.is_agent_of(&intent.owner, &caller)) {
         return Err(err(
-            NOT_AUTHORIZED,
+            ErrorCode::NotAuthorized,
             format!("{caller} is neither the owner of intent {id} nor an agent of its owner"),
         ));
     }
@@ -627,7 +633,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
         }
         Some(i)
     });
-    let intent = intent.ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
+    let intent = intent.ok_or_else(|| err(ErrorCode::NotFound, format!("no intent {id}")))?;
     let mut v = Answer::of(&intent);
     let status = match intent.status {
         Status::Open | Status::Unknown => "awaiting_confirmation",

@@ -3,7 +3,65 @@
 use candid::{CandidType, Deserialize, Principal};
 use serde_bytes::ByteBuf;
 
-pub use crate::model::Limits;
+// The interface's type: the config stores `crate::model::StoredLimits`, so that a change here
+// cannot change the stable layout.
+/// Limits an admin sets; every one is documented in docs/canister.md.
+#[derive(Clone, Debug, PartialEq, Eq, CandidType, Deserialize)]
+pub struct Limits {
+    /// Intents not settled that one owner may hold.
+    pub max_open_intents_per_owner: u32,
+    /// Agents one owner may authorize.
+    pub max_agents_per_owner: u32,
+    /// Forms and target canisters the host keeps.
+    pub max_forms: u32,
+    pub max_canisters: u32,
+    /// Bytes of one form's JSON (at most the format's own 256 KiB).
+    pub max_form_bytes: u32,
+    /// Bytes of one tool input's JSON (at most 64 KiB).
+    pub max_input_bytes: u32,
+    /// A preview never confirmed is settled as expired after this long.
+    pub preview_ttl_seconds: u64,
+    /// Settled intents are removed after this long.
+    pub retention_seconds: u64,
+    /// The first reconciliation after an unknown outcome waits this long (then backs off).
+    pub reconcile_delay_seconds: u64,
+    /// Refs (decimals, symbol, fee) are read again this often.
+    pub refs_refresh_seconds: u64,
+    /// The deadline of a bounded-wait call to a target canister.
+    pub call_timeout_seconds: u32,
+    /// Intents the host keeps, open and settled, all owners together.
+    pub max_intents: u64,
+    /// Intents one owner keeps, open and settled (settled ones leave with the retention).
+    pub max_intents_per_owner: u32,
+    /// Bytes of stored tool inputs (canonical JSON), all intents together.
+    pub max_stored_input_bytes: u64,
+    /// Read tool calls one owner makes in a minute.
+    pub max_reads_per_owner_per_minute: u32,
+    /// Agent authorizations, all owners together.
+    pub max_agents_total: u64,
+}
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_open_intents_per_owner: 20,
+            max_agents_per_owner: 16,
+            max_forms: 32,
+            max_canisters: 64,
+            max_form_bytes: tool_host_core::form::limits::MAX_FORM_BYTES as u32,
+            max_input_bytes: tool_host_core::read::MAX_INPUT_BYTES as u32,
+            preview_ttl_seconds: 3_600,
+            retention_seconds: 30 * 86_400,
+            reconcile_delay_seconds: 10,
+            refs_refresh_seconds: 6 * 3_600,
+            call_timeout_seconds: 60,
+            max_intents: 100_000,
+            max_intents_per_owner: 200,
+            max_stored_input_bytes: 256 * 1024 * 1024,
+            max_reads_per_owner_per_minute: 60,
+            max_agents_total: 100_000,
+        }
+    }
+}
 
 /// A refusal: a code (docs/canister.md), a message, and for inputs every issue.
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -83,6 +141,9 @@ pub struct ToolResult {
     pub content: String,
     pub structured: String,
     pub is_error: bool,
+    /// `success`, `already_done`, `retry_same`, `retry_new`, `fix_input`, `fail`,
+    /// `not_executed`, `unknown`, `reconcile`, `declined` or `expired` (text: a new word may be
+    /// added; read an unknown one as "see `get_intent`").
     pub outcome: Option<String>,
 }
 
@@ -116,6 +177,8 @@ pub struct AttemptView {
     pub digest: ByteBuf,
     /// `pending`, `replied`, `rejected`, `undecodable` or `not_sent`.
     pub kind: String,
+    /// A reply's class (kind `replied`): `success`, `already_done`, `retry_same`, `retry_new`,
+    /// `fix_input` or `fail`.
     pub class: Option<String>,
     pub reject_code: Option<u32>,
     pub message: Option<String>,
@@ -129,9 +192,12 @@ pub struct IntentView {
     pub canister: Principal,
     pub tool: String,
     pub method: String,
-    /// `open`, `in_flight`, `unknown`, `reconcile`, `done` or `settled`.
+    /// `open`, `in_flight`, `unknown`, `reconcile`, `done` or `settled` (text, not a variant:
+    /// docs/canister.md, "Statuses and outcomes").
     pub status: String,
+    /// The latest outcome-table word, as in `ToolResult.outcome`.
     pub outcome: Option<String>,
+    /// What reconciliation or a settlement found, for people (free text).
     pub finding: Option<String>,
     /// The preview as JSON.
     pub preview: String,
@@ -186,3 +252,86 @@ pub struct Stats {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The install and upgrade argument, shaped as the cycles ledger's `LedgerArgs`: `Init` only
+/// at install, `Upgrade` only at upgrade (the other traps), so an upgrade can never reset what
+/// an install set. Absent (`dfx deploy` without `--argument`) it is `Init` with no admins at
+/// install and `Upgrade = null` at upgrade.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub enum HostArg {
+    Init(InitArgs),
+    Upgrade(Option<UpgradeArgs>),
+}
+
+/// What a fresh install starts with: admins besides the controllers, and limits (the defaults
+/// when absent), which pass the checks `set_limits` makes.
+#[derive(CandidType, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct InitArgs {
+    pub admins: Vec<Principal>,
+    pub limits: Option<Limits>,
+}
+
+/// An upgrade changes only what it names: absent fields leave admins and limits as they are.
+#[derive(CandidType, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpgradeArgs {
+    /// Go ahead with sends in flight: their outcomes become unknown and are reconciled.
+    pub force: Option<bool>,
+    /// Replaces the limits (checked as `set_limits` checks them).
+    pub limits: Option<Limits>,
+    /// Admins added to those kept (removal is `remove_admin`).
+    pub add_admins: Option<Vec<Principal>>,
+}
+
+/// One named Candid result per method family, so that the exported names never depend on the
+/// order the exporter meets methods in (a new method cannot renumber them). Converted from and
+/// to the engine's [`ApiResult`].
+macro_rules! named_results {
+    ($($(#[$doc:meta])* $name:ident($ok:ty);)*) => {$(
+        $(#[$doc])*
+        // Laid out as the `Result` it converts from (an `IntentView` is large, as it is there).
+        #[allow(clippy::large_enum_variant)]
+        #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+        pub enum $name {
+            Ok($ok),
+            Err(ApiError),
+        }
+
+        impl From<ApiResult<$ok>> for $name {
+            fn from(r: ApiResult<$ok>) -> Self {
+                match r {
+                    Ok(v) => $name::Ok(v),
+                    Err(e) => $name::Err(e),
+                }
+            }
+        }
+
+        impl From<$name> for ApiResult<$ok> {
+            fn from(r: $name) -> Self {
+                match r {
+                    $name::Ok(v) => Ok(v),
+                    $name::Err(e) => Err(e),
+                }
+            }
+        }
+    )*};
+}
+
+named_results! {
+    /// Changes that answer nothing but success: admins, agents, removals.
+    UnitResult(());
+    /// `call_tool`, `confirm` and `decline`.
+    ToolCallResult(ToolResult);
+    GetIntentResult(IntentView);
+    ListIntentsResult(IntentPage);
+    DepositAccountResult(DepositAccount);
+    /// `list_admins` and `list_agents`.
+    PrincipalsResult(Vec<Principal>);
+    /// `get_limits` and `set_limits` (the limits now in force).
+    LimitsResult(Limits);
+    FormResult(FormInfo);
+    FormsResult(Vec<FormInfo>);
+    TargetResult(TargetView);
+    /// `list_canisters` and `refresh_refs`.
+    TargetsResult(Vec<TargetView>);
+    StatsResult(Stats);
+}

@@ -76,7 +76,7 @@ fn may_read<R: Runtime>(rt: &R, caller: &Principal, owner: &Principal) -> ApiRes
         Ok(())
     } else {
         Err(err(
-            NOT_AUTHORIZED,
+            ErrorCode::NotAuthorized,
             format!("{caller} may not read {owner}'s intents"),
         ))
     }
@@ -86,7 +86,7 @@ pub fn get_intent<R: Runtime>(rt: &R, caller: Principal, id: u64) -> ApiResult<I
     auth::user(&caller)?;
     let i = rt
         .with_state(|s| s.intents.get(&id))
-        .ok_or_else(|| err(NOT_FOUND, format!("no intent {id}")))?;
+        .ok_or_else(|| err(ErrorCode::NotFound, format!("no intent {id}")))?;
     may_read(rt, &caller, &i.owner)?;
     Ok(intent_view(&i))
 }
@@ -100,7 +100,10 @@ pub fn list_intents<R: Runtime>(
     may_read(rt, &caller, &owner)?;
     let limit = args.limit.unwrap_or(DEFAULT_PAGE);
     if limit == 0 || limit > MAX_PAGE {
-        return Err(err(INVALID_ARGUMENT, format!("limit is 1 to {MAX_PAGE}")));
+        return Err(err(
+            ErrorCode::InvalidArgument,
+            format!("limit is 1 to {MAX_PAGE}"),
+        ));
     }
     let from = args.start_after.map_or(0, |a| a.saturating_add(1));
     Ok(rt.with_state(|s| {

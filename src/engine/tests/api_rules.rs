@@ -392,20 +392,7 @@ fn list_intents_pages() {
 }
 
 fn consent(w: &World, method: &str, arg: Vec<u8>, spec: Option<DeviceSpec>) -> ConsentResponse {
-    consent_message(
-        w,
-        ConsentMessageRequest {
-            method: method.into(),
-            arg: serde_bytes::ByteBuf::from(arg),
-            user_preferences: ConsentMessageSpec {
-                metadata: ConsentMessageMetadata {
-                    language: "en".into(),
-                    utc_offset_minutes: None,
-                },
-                device_spec: spec,
-            },
-        },
-    )
+    consent_message(w, consent_request(method, arg, spec))
 }
 
 fn confirm_arg(id: u64, d: &[u8]) -> Vec<u8> {
@@ -447,12 +434,42 @@ fn consent_messages_describe_the_confirm_call() {
         Some(DeviceSpec::FieldsDisplay),
     )
     .unwrap();
-    let ConsentMessage::FieldsDisplayMessage { title, fields, .. } = fields.consent_message else {
+    let ConsentMessage::FieldsDisplayMessage { intent, fields } = fields.consent_message else {
         panic!()
     };
-    assert_eq!(title, "Confirm: Transfer tokens");
-    assert!(fields.contains(&("Amount".to_string(), "1.5 TKA".to_string())));
-    assert!(fields.contains(&("Intent".to_string(), id.to_string())));
+    assert_eq!(intent, "Confirm: Transfer tokens");
+    let field = |label: &str| {
+        fields
+            .iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("{label} in {fields:?}"))
+    };
+    let tka = |amount| {
+        Value::TokenAmount(TokenAmount {
+            decimals: 8,
+            amount,
+            symbol: "TKA".into(),
+        })
+    };
+    assert_eq!(field("Amount"), tka(150_000_000));
+    assert_eq!(field("Fee"), tka(10_000));
+    assert_eq!(
+        field("Created at time"),
+        Value::TimestampSeconds(TimestampSeconds { amount: T0 / SEC })
+    );
+    assert_eq!(
+        field("Preview expires"),
+        Value::TimestampSeconds(TimestampSeconds {
+            amount: w.intent(id).expires_at / SEC
+        })
+    );
+    assert_eq!(field("To"), Value::text(receiver().to_text()));
+    assert_eq!(field("Intent"), Value::text(id.to_string()));
+    assert!(
+        matches!(field("Action"), Value::Text(t) if t.content.contains("cannot be undone")),
+        "{fields:?}"
+    );
 }
 
 #[test]

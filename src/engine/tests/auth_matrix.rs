@@ -354,23 +354,15 @@ fn consent_messages_are_open_to_everyone() {
     for role in ROLES {
         let (w, id, d) = world();
         let _ = who(role);
-        let req = tool_host_engine::consent::ConsentMessageRequest {
-            method: "confirm".into(),
-            arg: serde_bytes::ByteBuf::from(
-                candid::encode_one(ConfirmArgs {
-                    intent_id: id,
-                    digest: serde_bytes::ByteBuf::from(d),
-                })
-                .unwrap(),
-            ),
-            user_preferences: tool_host_engine::consent::ConsentMessageSpec {
-                metadata: tool_host_engine::consent::ConsentMessageMetadata {
-                    language: "en".into(),
-                    utc_offset_minutes: None,
-                },
-                device_spec: None,
-            },
-        };
+        let req = consent_request(
+            "confirm",
+            candid::encode_one(ConfirmArgs {
+                intent_id: id,
+                digest: serde_bytes::ByteBuf::from(d),
+            })
+            .unwrap(),
+            None,
+        );
         assert!(consent::consent_message(&*w, req).is_ok());
         assert_eq!(consent::supported_standards().len(), 2);
     }
@@ -518,20 +510,7 @@ fn the_custody_refusals_hold_for_every_role() {
             digest: None,
         })
         .unwrap();
-        let r = consent::consent_message(
-            &*w,
-            consent::ConsentMessageRequest {
-                method: "decline".into(),
-                arg: serde_bytes::ByteBuf::from(arg),
-                user_preferences: consent::ConsentMessageSpec {
-                    metadata: consent::ConsentMessageMetadata {
-                        language: "en".into(),
-                        utc_offset_minutes: None,
-                    },
-                    device_spec: None,
-                },
-            },
-        );
+        let r = consent::consent_message(&*w, consent_request("decline", arg, None));
         assert!(
             matches!(r, Err(consent::Icrc21Error::ConsentMessageUnavailable(_))),
             "{role}: {r:?}"

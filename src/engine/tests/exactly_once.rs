@@ -8,7 +8,7 @@ use candid::IDLValue;
 use common::*;
 use serde_json::json;
 use std::rc::Rc;
-use tool_host_engine::model::{task, Status};
+use tool_host_engine::model::{Status, TaskKind};
 
 fn outcome(r: &tool_host_engine::types::ToolResult) -> String {
     r.outcome.clone().unwrap_or_default()
@@ -454,7 +454,7 @@ fn s09_an_intent_a_decline_leaves_open_still_expires() {
         .state
         .borrow()
         .due
-        .contains_key(&(expires, task::EXPIRE, id)));
+        .contains_key(&TaskKind::Expire.key(expires, id)));
     w.advance(3_601 * SEC);
     w.run_timers();
     assert_eq!(w.intent(id).outcome.as_deref(), Some("expired"));

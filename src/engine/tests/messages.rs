@@ -51,6 +51,9 @@ proptest! {
     #[test]
     fn answers_are_candids_bytes(a in answer()) {
         prop_assert_eq!(tool_reply(&a), candid::encode_one(&a).unwrap());
+        // The interface's named `ToolCallResult`: names are not on the wire, the bytes agree.
+        let named = tool_host_engine::types::ToolCallResult::from(a.clone());
+        prop_assert_eq!(tool_reply(&a), candid::encode_one(&named).unwrap());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use ic_stable_structures::{StableBTreeMap, StableCell, Storable};
 use std::borrow::Cow;
 use std::rc::Rc;
 use tool_host_engine::memory;
-use tool_host_engine::model::{v1, ConfigV1, Intent, LimitsV1, Status, TargetV1};
+use tool_host_engine::model::{v1, ConfigV1, Intent, LimitsV1, OldLayout, Status, TargetV1};
 
 /// Raw record bytes in a cell, to write a version 1 config as the released version did.
 struct Raw(Vec<u8>);
@@ -94,7 +94,7 @@ fn as_released_then_upgrade(w: &World) {
         let mut raw: StableBTreeMap<u64, Vec<u8>, _> =
             StableBTreeMap::init(mm.get(memory::INTENTS));
         for i in &intents {
-            raw.insert(i.id, to_v1(i).to_bytes().into_owned());
+            raw.insert(i.id, OldLayout::encode(&to_v1(i)));
         }
         let l = config.limits.clone();
         let old = ConfigV1 {
@@ -116,7 +116,7 @@ fn as_released_then_upgrade(w: &World) {
             refresh_at: config.refresh_at,
         };
         let mut cell = StableCell::init(mm.get(memory::CONFIG), Raw(vec![]));
-        cell.set(Raw(old.to_bytes().into_owned()));
+        cell.set(Raw(OldLayout::encode(&old)));
         let mut raw_targets: StableBTreeMap<candid::Principal, Vec<u8>, _> =
             StableBTreeMap::init(mm.get(memory::TARGETS));
         for (id, t) in &targets {
@@ -129,7 +129,7 @@ fn as_released_then_upgrade(w: &World) {
                 icrc3: t.icrc3,
                 registered_at: t.registered_at,
             };
-            raw_targets.insert(*id, old.to_bytes().into_owned());
+            raw_targets.insert(*id, OldLayout::encode(&old));
         }
         // Structures the released version did not have.
         StableBTreeMap::<(candid::Principal, [u8; 32]), u64, _>::init(mm.get(memory::STAMP_FLOORS))

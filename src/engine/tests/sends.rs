@@ -237,7 +237,7 @@ fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
         // Written as version 1 wrote it: its version byte, then postcard.
         let mut intents: StableBTreeMap<u64, Vec<u8>, _> =
             StableBTreeMap::init(mm.get(tool_host_engine::memory::INTENTS));
-        let bytes = ic_stable_structures::Storable::to_bytes(&old).into_owned();
+        let bytes = tool_host_engine::model::OldLayout::encode(&old);
         assert_eq!(bytes[0], 1);
         intents.insert(id, bytes);
         let mut journal: StableBTreeMap<u64, u64, _> =

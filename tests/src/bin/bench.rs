@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use test_ledger::types as lt;
 use tool_host_tests::backend::{Backend, BackendError, BackendExt, InstallMode};
 use tool_host_tests::check::{ApiOk, Check, Fail};
-use tool_host_tests::clients::InitArgs;
+use tool_host_tests::clients::{host_arg, HostArg};
 use tool_host_tests::ledgers::LedgerKind;
 use tool_host_tests::local::LocalBackend;
 use tool_host_tests::pocketic::{PocketIcBackend, SERVER_ENV};
@@ -246,7 +246,7 @@ fn upgrades(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
     w.set_limits(limits)?;
     let p = w.prepare_transfer(&w.amt("1"))?;
     w.confirm_ok(p.id, &p.digest)?;
-    let upgrade_arg = candid::encode_args((None::<InitArgs>,)).expect("encodes");
+    let upgrade_arg = host_arg(HostArg::Upgrade(None));
     let mut filled = 0u64;
     let mut first_bytes = None;
     for target in [0u64, 10_000, 100_000] {

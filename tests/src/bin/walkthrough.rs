@@ -3,10 +3,23 @@
 //! tool host and a ledger — the test ledger (default) or DFINITY's cycles ledger, whose amounts
 //! are TCYCLES — and prints each step: deposit → prepare → consent message → confirm → outcome →
 //! balances.
+//!
+//! `-- --save-image <dir>` then saves the tool host's whole stable memory, the released layout
+//! fixture: `<dir>/stable.bin.gz` (gzip: the image is mostly zeroes) and `<dir>/facts.json`
+//! (what a reader must find in it). Before saving it sets two limits away from their defaults,
+//! so that a reader that falls back to defaults is caught. The committed one is
+//! `tests/fixtures/released/v0.1.0/`, made with the test ledger by the first release:
+//! `cargo run -q -p tool-host-tests --bin walkthrough -- --save-image tests/fixtures/released/v0.1.0`
+//! (with `TOOL_HOST_WASM_DIR=$PWD/out` after `scripts/build.sh`); a later release never
+//! rewrites it, it adds its own.
 
+use flate2::write::GzEncoder;
+use flate2::Compression;
 use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tool_host_engine::consent::ConsentMessage;
+use tool_host_engine::consent::{ConsentMessage, Value as ConsentValue};
 use tool_host_tests::check::{ApiOk, Check, Fail};
 use tool_host_tests::clients::{confirm_args, consent_request, nat_u64};
 use tool_host_tests::ledgers::LedgerKind;
@@ -22,7 +35,7 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-fn walk(kind: LedgerKind) -> Check {
+fn walk(kind: LedgerKind) -> Check<(World, u64)> {
     step(
         1,
         &format!(
@@ -107,11 +120,27 @@ fn walk(kind: LedgerKind) -> Check {
     let consent = w.host.consent_message(
         w.b.as_mut(),
         p.owner,
-        consent_request("confirm", arg, false),
+        consent_request("confirm", arg.clone(), false),
     )?;
     match consent {
         Ok(info) => match info.consent_message {
             ConsentMessage::GenericDisplayMessage(md) => println!("{md}"),
+            other => println!("{other:?}"),
+        },
+        Err(e) => return Err(Fail::Failed(format!("consent message refused: {e:?}"))),
+    }
+    // The same for a wallet with a fields display: typed values it formats itself.
+    let consent =
+        w.host
+            .consent_message(w.b.as_mut(), p.owner, consent_request("confirm", arg, true))?;
+    match consent {
+        Ok(info) => match info.consent_message {
+            ConsentMessage::FieldsDisplayMessage { intent, fields } => {
+                println!("fields display: {intent}");
+                for (label, value) in fields {
+                    println!("  {label:<16} {}", shown(&value));
+                }
+            }
             other => println!("{other:?}"),
         },
         Err(e) => return Err(Fail::Failed(format!("consent message refused: {e:?}"))),
@@ -153,36 +182,93 @@ fn walk(kind: LedgerKind) -> Check {
         w.amt("1.5"),
         tokens(fee)
     );
+    Ok((w, prepared.id))
+}
+
+/// Saves the tool host's stable memory and the facts a reader must find in it.
+fn save_image(mut w: World, intent_id: u64, dir: &Path) -> Check {
+    let mut limits = w.limits()?;
+    limits.preview_ttl_seconds = 7_200;
+    limits.max_forms = 40;
+    let limits = w.set_limits(limits)?;
+    let (p, b, h) = (w.p, w.b.as_mut(), w.host);
+    let admins = h.list_admins(b, p.controller)?.ok_or_fail("list_admins")?;
+    let agents = h.list_agents(b, p.owner)?.ok_or_fail("list_agents")?;
+    let deposit = h
+        .deposit_account(b, p.owner)?
+        .ok_or_fail("deposit_account")?;
+    let forms = h.list_forms(b, p.owner)?.ok_or_fail("list_forms")?;
+    let intent = w.intent(intent_id)?;
+    let image = w.b.stable_memory(w.host.0)?;
+    let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+    let io = |e: std::io::Error| Fail::Failed(format!("saving the image: {e}"));
+    gz.write_all(&image).map_err(io)?;
+    let gz = gz.finish().map_err(io)?;
+    let facts = serde_json::json!({
+        "release": env!("CARGO_PKG_VERSION"),
+        "stable_bytes": image.len(),
+        "host": w.host.0.to_text(),
+        "ledger": w.ledger.0.to_text(),
+        "ledger_label": w.token.symbol,
+        "forms": forms.iter().map(|f| f.id.clone()).collect::<Vec<_>>(),
+        "intent": {
+            "id": intent_id,
+            "owner": intent.owner.to_text(),
+            "status": intent.status,
+            "outcome": intent.outcome,
+            "attempts": intent.attempts.len(),
+        },
+        "admins": admins.iter().map(|a| a.to_text()).collect::<Vec<_>>(),
+        "owner": p.owner.to_text(),
+        "agents": agents.iter().map(|a| a.to_text()).collect::<Vec<_>>(),
+        "deposit_subaccount": deposit.account.subaccount.as_ref().map(hex::encode),
+        "limits": {
+            "preview_ttl_seconds": limits.preview_ttl_seconds,
+            "max_forms": limits.max_forms,
+        },
+    });
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::write(dir.join("stable.bin.gz"), &gz).map_err(io)?;
+    std::fs::write(
+        dir.join("facts.json"),
+        serde_json::to_string_pretty(&facts)? + "\n",
+    )
+    .map_err(io)?;
+    println!(
+        "\nSaved the stable memory ({} bytes, {} gzipped) and its facts in {}",
+        image.len(),
+        gz.len(),
+        dir.display()
+    );
     Ok(())
 }
 
-const USAGE: &str = "usage: walkthrough [--ledger test|cycles]";
+const USAGE: &str = "usage: walkthrough [--ledger test|cycles] [--save-image <dir>]";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let kind = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        [] => LedgerKind::Test,
-        ["--ledger", name] => match LedgerKind::parse(name) {
-            Some(k) => k,
-            None => {
-                eprintln!("unknown ledger `{name}`: test or cycles\n{USAGE}");
+    let mut kind = LedgerKind::Test;
+    let mut save: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match (a.as_str(), args.next()) {
+            ("--ledger", Some(name)) => match LedgerKind::parse(&name) {
+                Some(k) => kind = k,
+                None => {
+                    eprintln!("unknown ledger `{name}`: test or cycles\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            ("--save-image", Some(dir)) => save = Some(PathBuf::from(dir)),
+            ("--help" | "-h", None) => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            _ => {
+                eprintln!("{USAGE}");
                 return ExitCode::from(2);
             }
-        },
-        ["--help" | "-h"] => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
         }
-        _ => {
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    }
     if let Err(why) = kind.available() {
         eprintln!(
             "walkthrough: {why} (set {CYCLES_LEDGER_ENV}, and {CYCLES_DEPOSITOR_ENV} if the \
@@ -190,11 +276,28 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    match walk(kind) {
+    let done = walk(kind).and_then(|(w, id)| match &save {
+        Some(dir) => save_image(w, id, dir),
+        None => Ok(()),
+    });
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("walkthrough failed: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A fields display's value as the walkthrough prints it: its ICRC-21 case and what it holds.
+fn shown(v: &ConsentValue) -> String {
+    match v {
+        ConsentValue::TokenAmount(t) => format!(
+            "TokenAmount {} base units ({} decimals) {}",
+            t.amount, t.decimals, t.symbol
+        ),
+        ConsentValue::TimestampSeconds(t) => format!("TimestampSeconds {}", t.amount),
+        ConsentValue::DurationSeconds(d) => format!("DurationSeconds {}", d.amount),
+        ConsentValue::Text(t) => t.content.clone(),
     }
 }

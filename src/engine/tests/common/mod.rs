@@ -468,3 +468,23 @@ impl Runtime for World {
 pub fn structured(r: &ToolResult) -> Value {
     serde_json::from_str(&r.structured).unwrap()
 }
+
+/// An ICRC-21 request for `method` with `arg`, in English, for the display `spec` names.
+pub fn consent_request(
+    method: &str,
+    arg: Vec<u8>,
+    spec: Option<tool_host_engine::consent::DeviceSpec>,
+) -> tool_host_engine::consent::ConsentMessageRequest {
+    use tool_host_engine::consent::*;
+    ConsentMessageRequest {
+        method: method.into(),
+        arg: serde_bytes::ByteBuf::from(arg),
+        user_preferences: ConsentMessageSpec {
+            metadata: ConsentMessageMetadata {
+                language: "en".into(),
+                utc_offset_minutes: None,
+            },
+            device_spec: spec,
+        },
+    }
+}

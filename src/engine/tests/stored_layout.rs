@@ -1,0 +1,421 @@
+//! Golden bytes of every stored record type, in every version ever written
+//! (`tests/fixtures/stored/<record>_v<N>.bin`). Postcard is positional: a field added,
+//! removed or moved changes no type check and no round trip, only these bytes. Each fixture
+//! must decode into its expected value (an old version through the current reader, as an
+//! upgrade reads it), and the current version's value must encode to exactly its fixture.
+//!
+//! A deliberate layout change is a new version (docs/stable-layout.md): add its fixture with
+//! `UPDATE_GOLDEN=1 cargo test -p tool-host-engine --test stored_layout`, which writes the
+//! files that are missing or differ and says which; review them like code. A released
+//! version's fixture never changes.
+
+use candid::Principal;
+use std::path::PathBuf;
+use tool_host_engine::model::*;
+use tool_host_engine::state::UseEntry;
+use tool_host_engine::stored_value::{StoredLabel, StoredValue};
+
+fn p(n: u8) -> Principal {
+    Principal::from_slice(&[n; 10])
+}
+
+fn fixture_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/stored")
+        .join(format!("{name}.bin"))
+}
+
+/// The fixture's bytes; with `UPDATE_GOLDEN=1`, `bytes` are written first where they differ.
+fn golden(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let path = fixture_path(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1")
+        && std::fs::read(&path).ok().as_deref() != Some(bytes)
+    {
+        std::fs::write(&path, bytes).expect("writes the fixture");
+        eprintln!(
+            "\n!!! UPDATE_GOLDEN: REWROTE {} ({} bytes) — a stored layout changed; a released \
+             version's fixture must never change !!!\n",
+            path.display(),
+            bytes.len()
+        );
+    }
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (write it with UPDATE_GOLDEN=1, then review it)",
+            path.display()
+        )
+    })
+}
+
+/// The current version of `T`: encodes to its fixture byte for byte, and decodes back.
+fn current<T: Versioned + PartialEq + std::fmt::Debug>(name: &str, value: &T) {
+    let bytes = Versioned::encode(value);
+    assert_eq!(bytes[0], T::CURRENT);
+    let fixture = golden(name, &bytes);
+    assert_eq!(
+        hex::encode(&bytes),
+        hex::encode(&fixture),
+        "{name}: the current layout no longer writes its fixture; a changed layout is a new \
+         version (docs/stable-layout.md)"
+    );
+    assert_eq!(&T::decode(&fixture).expect("decodes"), value, "{name}");
+}
+
+/// An old version: its layout still writes its fixture, and the current reader reads the
+/// fixture as `expected`.
+fn old<O, T>(name: &str, value: &O, expected: &T)
+where
+    O: OldLayout + PartialEq + std::fmt::Debug,
+    T: Versioned + PartialEq + std::fmt::Debug,
+{
+    let bytes = OldLayout::encode(value);
+    let fixture = golden(name, &bytes);
+    assert_eq!(hex::encode(&bytes), hex::encode(&fixture), "{name}");
+    assert_eq!(&O::decode(&fixture).expect("decodes"), value, "{name}");
+    assert_eq!(&T::decode(&fixture).expect("decodes"), expected, "{name}");
+}
+
+fn limits_v1() -> LimitsV1 {
+    LimitsV1 {
+        max_open_intents_per_owner: 21,
+        max_agents_per_owner: 17,
+        max_forms: 33,
+        max_canisters: 65,
+        max_form_bytes: 1_000,
+        max_input_bytes: 2_000,
+        preview_ttl_seconds: 3_601,
+        retention_seconds: 86_401,
+        reconcile_delay_seconds: 11,
+        refs_refresh_seconds: 3_602,
+        call_timeout_seconds: 61,
+    }
+}
+
+fn limits() -> StoredLimits {
+    StoredLimits {
+        max_intents: 100_001,
+        max_intents_per_owner: 201,
+        max_stored_input_bytes: 1 << 20,
+        max_reads_per_owner_per_minute: 61,
+        max_agents_total: 100_002,
+        ..limits_v1().into()
+    }
+}
+
+#[test]
+fn config() {
+    let v1 = ConfigV1 {
+        next_intent_id: 42,
+        limits: limits_v1(),
+        catalog_revision: 7,
+        refresh_at: Some(1_700_000_000_000_000_000),
+    };
+    let read = Config {
+        next_intent_id: 42,
+        limits: limits_v1().into(),
+        catalog_revision: 7,
+        refresh_at: Some(1_700_000_000_000_000_000),
+        stored_input_bytes: 0,
+        indexes_built: false,
+    };
+    assert_eq!(read.limits.max_intents_per_owner, 200, "v1's defaults");
+    old("config_v1", &v1, &read);
+    current(
+        "config_v2",
+        &Config {
+            next_intent_id: 43,
+            limits: limits(),
+            catalog_revision: 8,
+            refresh_at: None,
+            stored_input_bytes: 1234,
+            indexes_built: true,
+        },
+    );
+}
+
+#[test]
+fn form() {
+    current(
+        "form_v1",
+        &StoredForm {
+            json: r#"{"format":"x"}"#.into(),
+            registered_at: 5,
+            registered_by: p(1),
+        },
+    );
+}
+
+#[test]
+fn target() {
+    let v1 = TargetV1 {
+        label: Some("TKA".into()),
+        forms: vec!["icrc1".into(), "icrc2".into()],
+        refs_json: r#"{"query:icrc1_decimals":8}"#.into(),
+        refs_updated_at: Some(9),
+        refs_error: Some("late".into()),
+        icrc3: true,
+        registered_at: 3,
+    };
+    let read = Target {
+        label: v1.label.clone(),
+        forms: v1.forms.clone(),
+        refs_json: v1.refs_json.clone(),
+        refs_updated_at: v1.refs_updated_at,
+        refs_error: v1.refs_error.clone(),
+        icrc3: true,
+        registered_at: 3,
+        owner: None,
+    };
+    old("target_v1", &v1, &read);
+    current(
+        "target_v2",
+        &Target {
+            owner: Some(p(2)),
+            ..read
+        },
+    );
+}
+
+fn intent_v1() -> v1::Intent {
+    v1::Intent {
+        id: 12,
+        owner: p(3),
+        preparer: p(4),
+        canister: p(5),
+        form_id: "icrc1".into(),
+        tool: "prepare_icrc1_transfer".into(),
+        method: "icrc1_transfer".into(),
+        input_json: r#"{"amount":"1.5"}"#.into(),
+        identity: [7; 32],
+        arg: vec![0x44, 0x49, 0x44, 0x4c],
+        digest: [8; 32],
+        stamp_ns: Some(1_700_000_000_000_000_001),
+        memo: Some(vec![1, 2]),
+        preview_json: r#"{"title":"Send"}"#.into(),
+        summary: "Send 1.5 TKA".into(),
+        status: Status::Reconcile,
+        outcome: Some("unknown".into()),
+        finding: Some("retries_spent".into()),
+        reply_json: Some("{}".into()),
+        created_at: 100,
+        updated_at: 101,
+        expires_at: 102,
+        settled_at: None,
+        attempts: vec![
+            v1::Attempt {
+                at: 100,
+                digest: [8; 32],
+                result: AttemptResult::Rejected {
+                    code: 2,
+                    message: "busy".into(),
+                },
+            },
+            v1::Attempt {
+                at: 101,
+                digest: [8; 32],
+                result: AttemptResult::Pending,
+            },
+        ],
+        generation: 1,
+        retry_same: 2,
+        rejects_4_5: 1,
+        had_unknown: true,
+        log_length: Some(77),
+        confirm_requested_at: Some(99),
+        reconcile_tries: 3,
+        before_send: Some(Status::Unknown),
+    }
+}
+
+#[test]
+fn intent() {
+    let v1 = intent_v1();
+    let read: Intent = v1.clone().into();
+    assert_eq!(read.attempts[0].log_length, None);
+    assert_eq!(
+        read.attempts[1].log_length,
+        Some(77),
+        "kept on the latest attempt"
+    );
+    old("intent_v1", &v1, &read);
+    let v2 = Intent {
+        status: Status::Done,
+        outcome: Some("success".into()),
+        settled_at: Some(103),
+        attempts: vec![Attempt {
+            at: 100,
+            digest: [8; 32],
+            result: AttemptResult::Replied {
+                class: "ok".into(),
+                path: vec!["Ok".into()],
+            },
+            log_length: Some(76),
+        }],
+        reconcile_at: Some(104),
+        scan: Some(ScanState {
+            digest: [8; 32],
+            cursor: 5,
+            end: Some(80),
+            end_attempts: 1,
+        }),
+        held_for_good: false,
+        names: vec![StoredName {
+            set: "contacts".into(),
+            name: "bob".into(),
+            value: StoredValue::Record(vec![
+                (
+                    StoredLabel::Named("owner".into()),
+                    StoredValue::Principal(vec![9; 10]),
+                ),
+                (
+                    StoredLabel::Id(1),
+                    StoredValue::Opt(Box::new(StoredValue::Blob(vec![0]))),
+                ),
+                (StoredLabel::Unnamed(2), StoredValue::Nat("12".into())),
+            ]),
+        }],
+        max_stamp: Some(1_700_000_000_000_000_002),
+        prior_floor: Some(1_700_000_000_000_000_000),
+        ..read
+    };
+    current("intent_v2", &v2);
+}
+
+#[test]
+fn in_flight() {
+    current(
+        "in_flight_v1",
+        &InFlight {
+            attempt: 2,
+            log_length: Some(10),
+            journals: true,
+            watchdog_at: 1_700_000_000_000_000_003,
+        },
+    );
+}
+
+/// The uses index's keys have no version byte (a key's order is its layout): pinned too.
+#[test]
+fn use_entry() {
+    use ic_stable_structures::Storable;
+    let e = UseEntry::new("icrc1\0aaaaa-aa\0transfer", 258);
+    let bytes = e.to_bytes().into_owned();
+    assert_eq!(bytes, golden("use_entry", &bytes));
+    assert_eq!((e.key(), e.id()), ("icrc1\0aaaaa-aa\0transfer", 258));
+}
+
+/// Every record type and version the engine reads has its fixture here, and no fixture is
+/// left over: a new version without a fixture fails.
+#[test]
+fn every_version_has_a_fixture() {
+    let mut expected: Vec<String> = vec!["use_entry".into()];
+    fn names<T: Versioned>(file: &str, out: &mut Vec<String>) {
+        out.extend(T::READS.iter().map(|v| format!("{file}_v{v}")));
+    }
+    names::<Config>("config", &mut expected);
+    names::<StoredForm>("form", &mut expected);
+    names::<Target>("target", &mut expected);
+    names::<Intent>("intent", &mut expected);
+    names::<InFlight>("in_flight", &mut expected);
+    expected.sort();
+    let dir = fixture_path("x").parent().unwrap().to_path_buf();
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the fixtures directory")
+        .filter_map(|e| {
+            let n = e.ok()?.file_name().into_string().ok()?;
+            n.strip_suffix(".bin").map(str::to_string)
+        })
+        .collect();
+    found.sort();
+    assert_eq!(found, expected);
+}
+
+mod buckets {
+    use super::*;
+    use ic_stable_structures::memory_manager::MemoryManager;
+    use ic_stable_structures::{Memory, StableBTreeMap, VectorMemory};
+    use tool_host_engine::memory;
+    use tool_host_engine::state::{State, BUCKET_SIZE_IN_PAGES};
+
+    const PAGE: u64 = 65_536;
+
+    #[test]
+    fn a_fresh_state_takes_a_header_page_and_one_small_bucket_per_structure() {
+        let mem = VectorMemory::default();
+        let s = State::init(mem.clone());
+        s.check_indexes().unwrap();
+        // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens.
+        let opened = memory::ALL.len() as u64 - 1;
+        assert_eq!(mem.size(), 1 + opened * BUCKET_SIZE_IN_PAGES as u64);
+        assert!(
+            mem.size() * PAGE <= 12 * 1024 * 1024,
+            "{} pages",
+            mem.size()
+        );
+    }
+
+    /// A canister installed before the bucket size was chosen has the crate's default 128-page
+    /// buckets in its manager's header: the state opens it as it is, reads what it kept, and
+    /// keeps growing it by 128-page buckets (a different size would read every bucket at the
+    /// wrong offset).
+    #[test]
+    fn a_memory_made_with_the_old_default_keeps_its_bucket_size() {
+        let mem = VectorMemory::default();
+        {
+            let mm = MemoryManager::init(mem.clone());
+            let mut forms: StableBTreeMap<String, StoredForm, _> =
+                StableBTreeMap::init(mm.get(memory::FORMS));
+            forms.insert(
+                "icrc1".into(),
+                StoredForm {
+                    json: "{}".into(),
+                    registered_at: 1,
+                    registered_by: p(1),
+                },
+            );
+        }
+        assert_eq!(mem.size(), 1 + 128, "the old default: one 8 MiB bucket");
+        let mut s = State::init(mem.clone());
+        assert_eq!(s.forms.get(&"icrc1".to_string()).unwrap().registered_at, 1);
+        let opened = memory::ALL.len() as u64 - 1;
+        assert_eq!(
+            mem.size(),
+            1 + opened * 128,
+            "new structures get 8 MiB buckets too"
+        );
+        s.admins.insert(p(2), 5);
+        s.check_indexes().unwrap();
+        drop(s);
+        let s = State::init(mem.clone());
+        assert_eq!(s.admins.get(&p(2)), Some(5));
+        assert_eq!(s.forms.len(), 1);
+    }
+}
+
+/// A record of a version this code does not know (a downgrade) is reported by the checks that
+/// can report, with its key, and never read as something else.
+#[test]
+fn an_unknown_version_in_memory_is_reported_by_the_checks() {
+    use ic_stable_structures::memory_manager::MemoryManager;
+    use ic_stable_structures::{StableBTreeMap, VectorMemory};
+    use tool_host_engine::memory;
+    use tool_host_engine::state::State;
+    let mem = VectorMemory::default();
+    drop(State::init(mem.clone()));
+    {
+        let mm = MemoryManager::init(mem.clone());
+        let mut raw: StableBTreeMap<u64, Vec<u8>, _> =
+            StableBTreeMap::init(mm.get(memory::INTENTS));
+        raw.insert(9, vec![3, 1, 2]);
+    }
+    let s = State::init(mem);
+    let e = s.check_layout().unwrap_err();
+    assert_eq!(e.what, "intent");
+    assert!(
+        e.reason
+            .starts_with("key 9: version 3 is not one this code reads ([1, 2])"),
+        "{e}"
+    );
+    let e = s.check_indexes().unwrap_err();
+    assert!(e.starts_with("stored intent: key 9: version 3"), "{e}");
+}
