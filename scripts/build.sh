@@ -8,24 +8,27 @@
 #
 # `cargo build --locked --release --target wasm32-unknown-unknown -p tool_host -p test_ledger`
 # (always both, see below) with the toolchain pinned in rust-toolchain.toml; then, for each
-# canister asked for (dfx.json asks for one at a time):
-#   - `ic-wasm shrink`, and the `candid:service` metadata (public) from candid/<name>.did;
+# canister asked for (dfx.json and icp.yaml ask for one at a time):
+#   - `ic-wasm shrink`, and public metadata: `candid:service` (candid/<name>.did), `candid:args`
+#     (the install argument types of its service line) and `app:version` (the package version);
 #   - scripts/wasm_imports.py: the module imports only `ic0` functions;
 #   - `ic-wasm check-endpoints`: it exports the .did's methods, with the same query/update
 #     modes, and otherwise only the system entry points the canister defines;
 #   - `gzip -n`.
 # Finally scripts/check_dfx_json.py checks that dfx.json names these files and that they are
-# what it says. Any failure stops the build with an error (exit status 1).
+# what it says (the metadata read back included). Any failure stops the build with an error
+# (exit status 1).
 #
 # Environment: CARGO_TARGET_DIR (where cargo builds; default target/ of the workspace); IC_WASM
-# (an ic-wasm binary to use instead of the pinned one, found on PATH or installed with
-# `cargo install`).
+# (an ic-wasm binary to use instead of the pinned one: on PATH, the prebuilt one of
+# tools/package.json installed with npm, or else compiled with `cargo install`).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# The ic-wasm release the outputs are made with (crates.io); bump deliberately.
+# The ic-wasm release the outputs are made with (crates.io, and @icp-sdk/ic-wasm-linux-x64 in
+# tools/package.json: the same release); bump both deliberately.
 IC_WASM_VERSION="0.11.1"
 ALL_CANISTERS=(tool_host test_ledger)
 WASM_TARGET="wasm32-unknown-unknown"
@@ -79,20 +82,32 @@ if command -v rustup >/dev/null; then
 fi
 echo "== toolchain: $(rustc --version)"
 
-# ic-wasm, at the pinned version (or the one IC_WASM names).
+# ic-wasm, at the pinned version (or the one IC_WASM names): on PATH, else the prebuilt binary of
+# tools/package.json (npm, Linux x86_64; scripts/install-tools.sh installs it), else compiled with
+# `cargo install` (minutes).
+NPM_IC_WASM="$ROOT/tools/node_modules/@icp-sdk/ic-wasm-linux-x64/bin/ic-wasm"
 if [[ -n "${IC_WASM:-}" ]]; then
   echo "== ic-wasm from IC_WASM=$IC_WASM"
-else
+elif command -v ic-wasm >/dev/null && [[ "$(ic-wasm --version)" == "ic-wasm $IC_WASM_VERSION" ]]; then
   IC_WASM="ic-wasm"
-  if ! command -v ic-wasm >/dev/null || [[ "$(ic-wasm --version)" != "ic-wasm $IC_WASM_VERSION" ]]; then
+else
+  if [[ "$(uname -sm)" == "Linux x86_64" ]] && command -v npm >/dev/null; then
+    "$ROOT/scripts/install-tools.sh" ||
+      echo "== the prebuilt ic-wasm could not be installed (above); compiling it instead" >&2
+  fi
+  if [[ -x "$NPM_IC_WASM" ]]; then
+    [[ "$("$NPM_IC_WASM" --version)" == "ic-wasm $IC_WASM_VERSION" ]] ||
+      die "tools/package.json pins $("$NPM_IC_WASM" --version), this script IC_WASM_VERSION=$IC_WASM_VERSION: change both together"
+    IC_WASM="$NPM_IC_WASM"
+  else
     echo "== installing ic-wasm $IC_WASM_VERSION (cargo install ic-wasm --version $IC_WASM_VERSION --locked)"
     cargo install ic-wasm --version "$IC_WASM_VERSION" --locked
     IC_WASM="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/ic-wasm"
   fi
-  [[ "$("$IC_WASM" --version)" == "ic-wasm $IC_WASM_VERSION" ]] ||
-    die "$IC_WASM is not ic-wasm $IC_WASM_VERSION"
 fi
-echo "== $("$IC_WASM" --version)"
+[[ "$("$IC_WASM" --version)" == "ic-wasm $IC_WASM_VERSION" ]] ||
+  die "$IC_WASM is not ic-wasm $IC_WASM_VERSION"
+echo "== $("$IC_WASM" --version) ($IC_WASM)"
 
 # Always both packages in one cargo invocation, whichever canisters were asked for: Cargo unifies
 # dependency features across the packages it builds together, so building one alone could give
@@ -118,6 +133,14 @@ for name in "${canisters[@]}"; do
   rm -f "$wasm" "$gz"
   "$IC_WASM" "$built" -o "$wasm" shrink
   "$IC_WASM" "$wasm" -o "$wasm" metadata candid:service -f "$did" -v public
+  # The install argument's types, from the .did's service line (`(HostArg)`), as dfx writes them:
+  # tools that install the module read them to encode the argument.
+  args="$(python3 "$ROOT/scripts/release_facts.py" candid-args "$did")" || die "cannot read the service line of $did"
+  "$IC_WASM" "$wasm" -o "$wasm" metadata candid:args -d "$args" -v public
+  # The package version (Cargo.toml), public as in DFINITY's Orbit canisters: which release a
+  # deployed canister runs, read with `dfx canister metadata ID app:version` or icp's equivalent.
+  version="$(python3 "$ROOT/scripts/release_facts.py" version "$name")" || die "cannot read the version of package $name"
+  "$IC_WASM" "$wasm" -o "$wasm" metadata app:version -d "$version" -v public
   # The module imports only ic0 functions (scripts/wasm_imports.py prints them).
   if ! python3 "$ROOT/scripts/wasm_imports.py" "$wasm"; then
     rm -f "$wasm"

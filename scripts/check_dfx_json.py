@@ -8,11 +8,16 @@ Always (before any build):
     `"candid": "candid/<name>.did"`, and a `"build"` command whose program exists in the
     repository and is executable;
   - each canister is a package of the Cargo workspace (a `src/*/Cargo.toml` with that name);
-  - the canisters are exactly those scripts/build.sh builds (its ALL_CANISTERS).
+  - the canisters are exactly those scripts/build.sh builds (its ALL_CANISTERS), and each
+    .did has a `service : (ARGS) -> ...` line (the `candid:args` metadata comes from it);
+  - icp.yaml (icp-cli) defines the same canisters, each built by `scripts/build.sh <name>` and
+    handing icp `out/<name>.wasm.gz` (read as text: the standard library has no YAML parser).
 With --built (scripts/build.sh runs this after building), for the named canisters (all when
 none is named):
   - the wasm file exists, is a gzip-compressed wasm module, imports only ic0 functions, and
-    carries a public `candid:service` metadata section equal to the canister's .did file.
+    carries public metadata: `candid:service` equal to the canister's .did file,
+    `candid:args` equal to the .did service line's arguments, `app:version` equal to the
+    package version (scripts/release_facts.py).
 
 Exits 1 and says what is wrong otherwise. Python standard library only.
 """
@@ -28,6 +33,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no scripts/__pycache__ in the work tree
 
+import release_facts  # noqa: E402  (scripts/release_facts.py)
 import wasm_imports  # noqa: E402  (scripts/wasm_imports.py)
 
 
@@ -99,6 +105,36 @@ def static_problems(config):
                     problems.append(f"{where}.build: {command!r} builds {words[1:]}, not {name}")
         if name not in packages:
             problems.append(f"{where}: no package {name!r} in the workspace (src/*/Cargo.toml)")
+        if isinstance(candid, str) and os.path.isfile(os.path.join(ROOT, candid)):
+            try:
+                release_facts.candid_args(os.path.join(ROOT, candid))
+            except release_facts.FactError as e:
+                problems.append(str(e))
+    return problems + icp_yaml_problems(built)
+
+
+def icp_yaml_problems(built):
+    """icp.yaml's canisters are build.sh's, each with the script step that builds it with
+    build.sh and copies out/<name>.wasm.gz to icp's output path."""
+    path = os.path.join(ROOT, "icp.yaml")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        return [f"cannot read icp.yaml: {e}"]
+    # Each canister: from its `- name: X` line to the next one.
+    starts = list(re.finditer(r"^  - name: (\S+)\s*$", text, re.MULTILINE))
+    names = [m.group(1) for m in starts]
+    problems = []
+    if set(names) != built or len(names) != len(set(names)):
+        problems.append(f"icp.yaml names the canisters {names}, scripts/build.sh builds {sorted(built)}")
+    for i, m in enumerate(starts):
+        name = m.group(1)
+        block = text[m.end() : starts[i + 1].start() if i + 1 < len(starts) else len(text)]
+        commands = re.findall(r"^\s+- (.+?)\s*$", block, re.MULTILINE)
+        expected = [f"scripts/build.sh {name}", f'cp out/{name}.wasm.gz "$ICP_WASM_OUTPUT_PATH"']
+        if "type: script" not in block or [c for c in commands if not c.startswith("type:")] != expected:
+            problems.append(f"icp.yaml: canister {name} is not built by one script step running {expected}")
     return problems
 
 
@@ -134,7 +170,22 @@ def built_problems(config, names):
             with open(did, "rb") as f:
                 if service != f.read():
                     problems.append(f"{name}: the candid:service metadata differs from {c.get('candid')}")
-        print(f"{name}: {c.get('wasm')}: {len(imports)} ic0 imports, candid:service = {c.get('candid')}")
+        expected = {}
+        try:
+            expected["candid:args"] = release_facts.candid_args(did).encode()
+            expected["app:version"] = release_facts.crate_version(name).encode()
+        except release_facts.FactError as e:
+            problems.append(f"{name}: {e}")
+        for key, want in expected.items():
+            got = sections.get(f"icp:public {key}")
+            if got is None:
+                problems.append(f"{name}: no public {key} metadata (sections: {sorted(sections)})")
+            elif got != want:
+                problems.append(f"{name}: the {key} metadata is {got.decode(errors='replace')!r}, not {want.decode()!r}")
+        carried = ", ".join(
+            f"{k} = {sections[f'icp:public {k}'].decode(errors='replace')}" for k in expected if f"icp:public {k}" in sections
+        )
+        print(f"{name}: {c.get('wasm')}: {len(imports)} ic0 imports, candid:service = {c.get('candid')}, {carried}")
     return problems
 
 

@@ -15,7 +15,9 @@
 #
 # Needs: bash, curl (only to install dfx), python3 (scripts/candid_helper.py), the Rust
 # toolchain (scripts/build.sh, which dfx runs to build the canisters). The replica is wiped
-# (`--clean`): the canister ids and balances of an earlier run are gone.
+# (`--clean`): the canister ids and balances of an earlier run are gone. When dfx cannot be
+# installed or cannot start its replica, the script stops with the reason and the next steps
+# (icp-cli from npm, or the cargo-only walkthrough on the local IC host).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -67,6 +69,24 @@ get() {
 
 step "dfx"
 command -v python3 >/dev/null || die "python3 is needed (scripts/candid_helper.py)"
+
+# What to do when dfx cannot be had or cannot run its replica: `no_dfx MESSAGE [FIRST STEP]`
+# prints the error, then the first step (if any) and these.
+NEXT_STEPS="  - install dfx yourself (https://internetcomputer.org/docs/building-apps/getting-started/install,
+    or DFXVM_INIT_YES=true sh -ci \"\$(curl -fsSL https://internetcomputer.org/install.sh)\" where
+    internetcomputer.org is reachable), then run scripts/deploy-local.sh again;
+  - use icp-cli, dfx's successor, from npm (no download from internetcomputer.org):
+    scripts/install-tools.sh, then the steps of docs/deploy.md, section \"Deploy with icp-cli\";
+  - without any replica, with cargo only: the same walkthrough on the local IC host,
+    cargo run -q -p tool-host-tests --bin walkthrough   (docs/testing.md)"
+no_dfx() {
+  echo "deploy-local.sh: error: $1" >&2
+  echo "next steps, any one of:" >&2
+  if (($# > 1)); then echo "  - $2" >&2; fi
+  echo "$NEXT_STEPS" >&2
+  exit 1
+}
+
 load_dfx_env() {
   local env
   for env in "$HOME/.local/share/dfx/env" "$HOME/Library/Application Support/org.dfinity.dfx/env"; do
@@ -80,13 +100,18 @@ if ! command -v dfx >/dev/null; then
   load_dfx_env
 fi
 if ! command -v dfx >/dev/null; then
-  command -v curl >/dev/null || die "dfx is not installed and curl is missing to install it"
+  command -v curl >/dev/null || no_dfx "dfx is not installed, and curl, needed to download its installer, is missing"
   echo "installing dfx with dfxvm (the official installer; DFX_VERSION picks a version)"
-  installer="$(curl -fsSL https://internetcomputer.org/install.sh)"
-  DFXVM_INIT_YES=true sh -ci "$installer"
+  if ! installer="$(curl -fsSL --retry 2 --connect-timeout 20 https://internetcomputer.org/install.sh)"; then
+    no_dfx "dfx is not installed and its installer could not be downloaded from https://internetcomputer.org/install.sh (no network, or the host is unreachable from here; curl's message is above)"
+  fi
+  if ! DFXVM_INIT_YES=true sh -ci "$installer"; then
+    no_dfx "dfx's installer failed (its message is above; it downloads dfx from GitHub)"
+  fi
   load_dfx_env
 fi
-command -v dfx >/dev/null || die "dfx is still not on PATH; open a new shell or add dfx's bin directory to PATH"
+command -v dfx >/dev/null ||
+  no_dfx "dfx was installed but is not on PATH; open a new shell (or source ~/.local/share/dfx/env) and run the script again"
 dfx --version
 # (Captured first: `dfx ... | grep -q` under pipefail fails when grep stops reading early.)
 call_help="$(dfx canister call --help)"
@@ -114,7 +139,10 @@ echo "agent  ($AGENT_ID): $AGENT"
 
 step "local replica (dfx start --background --clean)"
 dfx stop >/dev/null 2>&1 || true
-dfx start --background --clean
+if ! dfx start --background --clean; then
+  no_dfx "dfx could not start the local replica (dfx's message is above)" \
+    "free 127.0.0.1:4943 (dfx.json's local network; 'dfx stop' stops a replica of this project) and run the script again;"
+fi
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -135,7 +163,7 @@ echo "test_ledger: $LEDGER"
 # --- 3. the tool host, its forms and its target ----------------------------------------------
 
 step "deploy tool_host"
-dfx --identity "$OWNER_ID" deploy tool_host --yes --argument "(opt record { admins = vec {}; limits = null })"
+dfx --identity "$OWNER_ID" deploy tool_host --yes --argument "(variant { Init = record { admins = vec {}; limits = null } })"
 TOOL_HOST="$(dfx canister id tool_host)"
 echo "tool_host: $TOOL_HOST (its controller $OWNER is an admin)"
 

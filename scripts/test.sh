@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The project's checks, as CI runs them: format, lints (native and wasm), the release wasms
-# (scripts/build.sh, with its import and endpoint checks), then every test: the end-to-end
+# (scripts/build.sh, with its import, endpoint and metadata checks; `icp build` making the same
+# modules; the sizes docs/deploy.md states), the TypeScript bindings generated from the .did files
+# (tests/bindings/check.sh, node >= 18), then every test: the end-to-end
 # scenarios running those very wasms on the local IC host against two ledgers (the test ledger
 # and DFINITY's cycles ledger, read from $CYCLES_LEDGER_WASM or ../shared/fixtures/cycles-ledger/;
 # without it those runs are reported as not run), and the ICRC-1 conformance suite against both.
@@ -20,6 +22,15 @@ cargo clippy --target wasm32-unknown-unknown -p tool_host --features bench,trace
 
 echo "== scripts/build.sh"
 scripts/build.sh
+
+echo "== icp build (icp-cli with icp.yaml: the same modules as scripts/build.sh)"
+scripts/icp-build.sh
+
+echo "== wasm sizes (docs/deploy.md states them within 10%)"
+scripts/release_facts.py sizes "tool_host=$(wc -c <out/tool_host.wasm.gz)" "test_ledger=$(wc -c <out/test_ledger.wasm.gz)"
+
+echo "== TypeScript bindings (@icp-sdk/bindgen from candid/*.did, tsc --strict)"
+tests/bindings/check.sh
 
 echo "== tests (the scenarios run the wasms in out/)"
 log="$(mktemp)"

@@ -33,7 +33,8 @@ command -v dfx >/dev/null || { echo "upgrade.sh: error: dfx is not installed (sc
 echo "=== build"
 scripts/build.sh tool_host
 
-ARG="(opt record { admins = vec {}; limits = null; force = ${FORCE} })"
+# Names nothing but `force`: admins and limits stay as they are (see docs/deploy.md).
+ARG="(variant { Upgrade = opt record { force = ${FORCE}; limits = null; add_admins = null } })"
 if [ "$FORCE" = "null" ]; then
   echo "=== stop (waits for every reply the tool host still expects)"
   dfx canister --network "$NETWORK" stop tool_host
