@@ -2,6 +2,8 @@
 //! classes. No ic-cdk: it compiles and tests natively and for `wasm32-unknown-unknown`.
 
 pub mod agent;
+pub mod builtin;
+pub mod bus;
 pub mod candid_types;
 pub mod classify;
 pub mod codec;
