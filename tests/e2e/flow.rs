@@ -362,6 +362,7 @@ fn reads_own_commits_consent_paging(w: &mut World) -> Check {
         name: "commit".into(),
         input: commit.clone(),
         owner: None,
+        turn: None,
     })
     .expect("encodes");
     let consent = w.host.consent_message(

@@ -38,6 +38,7 @@ impl ToolHost {
             name: name.into(),
             input: input.into(),
             owner,
+            turn: None,
         };
         b.update_typed(self.0, caller, "call_tool", (args,))
             .map(|(r,)| r)

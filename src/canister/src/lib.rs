@@ -12,7 +12,7 @@ use tool_host_engine::runtime::{CallOutcome, Runtime};
 use tool_host_engine::state::State;
 use tool_host_engine::types::*;
 use tool_host_engine::{
-    consent, lifecycle, messages, owners, registry, schedule, send, tools, views,
+    bus, consent, lifecycle, messages, owners, registry, schedule, send, tools, views,
 };
 
 /// Talc instead of the default dlmalloc: the same flows take about a quarter fewer instructions
@@ -121,9 +121,62 @@ fn caller() -> Principal {
 
 // Tools.
 
+/// Every tool in `format` (MCP when absent, so a call with no argument answers as before).
 #[query]
-fn list_tools() -> String {
-    tools::list_tools(&Ic)
+fn list_tools(format: Option<ToolFormat>) -> String {
+    bus::list_tools(&Ic, format)
+}
+
+#[query]
+fn describe_tools() -> Vec<ToolInfo> {
+    bus::describe_tools(&Ic)
+}
+
+#[query]
+fn select_tools(args: SelectArgs) -> ToolInfosResult {
+    bus::select_tools(&Ic, caller(), args).into()
+}
+
+#[query]
+fn missing_tools(names: Vec<String>) -> NamesResult {
+    bus::missing_tools(&Ic, names).into()
+}
+
+#[query]
+fn tool_usage(owner: Option<Principal>) -> UsageResult {
+    bus::usage::tool_usage(&Ic, caller(), owner).into()
+}
+
+#[query]
+fn get_builtins() -> BuiltinsView {
+    bus::settings::get_builtins(&Ic)
+}
+
+#[update]
+fn set_builtins(settings: BuiltinSettings) -> BuiltinsResult {
+    bus::settings::set_builtins(&Ic, caller(), settings).into()
+}
+
+// Turns and escalations.
+
+#[update]
+fn begin_turn(args: BeginTurnArgs) -> BeginTurnResult {
+    bus::turns::begin_turn(&Ic, caller(), args).into()
+}
+
+#[query]
+fn get_turn(args: GetTurnArgs) -> TurnResult {
+    bus::turns::get_turn(&Ic, caller(), args).into()
+}
+
+#[update]
+fn set_escalation_handler(handler: Option<Principal>) -> UnitResult {
+    bus::builtins::set_escalation_handler(&Ic, caller(), handler).into()
+}
+
+#[query]
+fn get_inbox(owner: Option<Principal>) -> InboxResult {
+    bus::builtins::get_inbox(&Ic, caller(), owner).into()
 }
 
 /// The hot paths' arguments: the engine's wire readers, else `candid` as ic-cdk decodes

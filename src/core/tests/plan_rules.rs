@@ -294,6 +294,24 @@ fn skip_a_name_clash_with_commit() {
     assert!(skip_reason(&p, "commit").contains("commit tool"));
 }
 
+/// Every builtin's name is reserved, enabled or not: an admin enabling `calculate` later must
+/// not change what a form's `calculate` tool was.
+#[test]
+fn skip_a_name_clash_with_a_builtin() {
+    for b in tool_host_core::builtin::Builtin::ALL {
+        let p = plans(
+            json!({ b.name(): q(json!([]), json!([])), "other": q(json!([]), json!([])) }),
+            json!({}),
+        );
+        assert!(
+            skip_reason(&p, b.name()).contains("reserved for the builtin tool"),
+            "{}",
+            b.name()
+        );
+        assert_eq!(p.tool_names(), vec!["other"], "{}", b.name());
+    }
+}
+
 #[test]
 fn skip_a_name_clash_between_methods() {
     let p = plans(

@@ -1,6 +1,7 @@
-//! The catalog: tool plans and MCP definitions built from the stored forms and targets. It is
-//! heap only, rebuilt when the catalog revision moves (after registration changes, refs refreshes
-//! and upgrades), so that listing tools costs a lookup, not a parse.
+//! The catalog: tool plans built from the stored forms and targets, and the bus over them (the
+//! form tools' declarations, `commit` and the enabled builtins'). It is heap only, rebuilt when
+//! the catalog revision moves (after registration changes, refs refreshes and upgrades); the
+//! bus also when the builtin settings change. Listing tools costs a lookup, not a parse.
 
 use crate::model::Target;
 use crate::state::State;
@@ -10,11 +11,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
+use tool_host_core::builtin::Builtin;
+use tool_host_core::bus::{render, ToolDecl, ToolFormat};
 use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::form::parse_form;
 use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlan, ToolPlans};
 use tool_host_core::read::Canister;
-use tool_host_core::schema::tool_definitions;
 
 pub struct Catalog {
     pub revision: u64,
@@ -31,8 +33,97 @@ pub struct Catalog {
     /// Prepare tools with no position bound to the owner (and no custody rule of the engine):
     /// offered only on single-owner targets. Tool → (its form, why not elsewhere).
     pub unbound: BTreeMap<String, (String, String)>,
-    /// `list_tools`'s answer, serialized once.
-    pub definitions_json: String,
+    /// The bus over these plans and the builtin settings, built on first use.
+    pub bus: Option<Rc<Bus>>,
+}
+
+/// Every tool in one place, declared once: what `list_tools`, selection and turns read.
+pub struct Bus {
+    /// Form tools, `commit` and the enabled builtins, by name.
+    pub decls: Vec<ToolDecl>,
+    /// The pins in force that name a tool here (the admin's and the default ones).
+    pub pinned: std::collections::BTreeSet<String>,
+    /// The builtins an admin enabled.
+    pub builtins: std::collections::BTreeSet<Builtin>,
+    /// `current_time`'s zone when the caller names none.
+    pub zone: String,
+    /// Prepare tools (a selection that offers one offers `commit` too).
+    pub prepare_tools: std::collections::BTreeSet<String>,
+    /// `list_tools`'s MCP answer, rendered once.
+    pub mcp: String,
+}
+
+impl Bus {
+    pub fn decl(&self, name: &str) -> Option<&ToolDecl> {
+        self.decls
+            .binary_search_by(|d| d.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.decls[i])
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.decls.iter().map(|d| d.name.as_str()).collect()
+    }
+
+    /// An enabled builtin of this name (a disabled one is no tool at all).
+    pub fn builtin(&self, name: &str) -> Option<Builtin> {
+        Builtin::from_name(name).filter(|b| self.builtins.contains(b))
+    }
+
+    pub fn render(&self, decls: &[&ToolDecl], format: ToolFormat) -> String {
+        render(decls, format)
+    }
+}
+
+/// The pins a configuration puts in force: the admin's, and each enabled builtin pinned by
+/// default that the admin did not unpin.
+pub fn pins_of(c: &crate::model::BusConfig) -> std::collections::BTreeSet<String> {
+    let mut pins: std::collections::BTreeSet<String> = c.pinned.iter().cloned().collect();
+    for name in &c.enabled {
+        if let Some(b) = Builtin::from_name(name) {
+            if b.pinned_by_default() && !c.unpinned.contains(&b.name().to_string()) {
+                pins.insert(b.name().to_string());
+            }
+        }
+    }
+    pins
+}
+
+fn build_bus(cat: &Catalog, c: &crate::model::BusConfig) -> Bus {
+    let mut decls = tool_host_core::bus::host_decls(&cat.plans, &cat.canisters);
+    let zone = c
+        .default_time_zone
+        .clone()
+        .unwrap_or_else(|| "UTC".to_string());
+    let builtins: std::collections::BTreeSet<Builtin> = c
+        .enabled
+        .iter()
+        .filter_map(|n| Builtin::from_name(n))
+        .collect();
+    decls.extend(builtins.iter().map(|b| b.decl(&zone)));
+    decls.sort_by(|a, b| a.name.cmp(&b.name));
+    decls.dedup_by(|a, b| a.name == b.name);
+    let pinned = pins_of(c)
+        .into_iter()
+        .filter(|n| decls.iter().any(|d| &d.name == n))
+        .collect();
+    let prepare_tools = cat
+        .plans
+        .plans
+        .values()
+        .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
+        .map(|p| p.name.clone())
+        .collect();
+    let refs: Vec<&ToolDecl> = decls.iter().collect();
+    let mcp = render(&refs, ToolFormat::Mcp);
+    Bus {
+        decls,
+        pinned,
+        builtins,
+        zone,
+        prepare_tools,
+        mcp,
+    }
 }
 
 impl Catalog {
@@ -179,8 +270,6 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
             )
         })
         .collect();
-    let definitions_json = serde_json::to_string(&tool_definitions(&plans, &canisters))
-        .unwrap_or_else(|_| "[]".into());
     Catalog {
         revision,
         types,
@@ -190,7 +279,7 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
         icrc3,
         single_owner,
         unbound,
-        definitions_json,
+        bus: None,
     }
 }
 
@@ -206,4 +295,24 @@ pub fn current<M: Memory>(state: &mut State<M>) -> &Catalog {
         state.catalog = Some(build(state));
     }
     state.catalog.as_ref().expect("just built")
+}
+
+/// The bus over the current catalog and builtin settings, built if stale. As with
+/// [`current`], a query's build is not kept: updates and `post_upgrade` build it.
+pub fn bus<M: Memory>(state: &mut State<M>) -> Rc<Bus> {
+    current(state);
+    let settings = &state.config.get().bus;
+    let cat = state.catalog.as_mut().expect("just built");
+    if cat.bus.is_none() {
+        let built = build_bus(cat, settings);
+        cat.bus = Some(Rc::new(built));
+    }
+    cat.bus.clone().expect("just built")
+}
+
+/// The builtin settings changed: the bus is built again on next use (the plans stay).
+pub fn settings_changed<M: Memory>(state: &mut State<M>) {
+    if let Some(c) = state.catalog.as_mut() {
+        c.bus = None;
+    }
 }

@@ -28,11 +28,15 @@ pub enum ErrorCode {
     Retry,
     /// Bytes that would move funds of someone other than the intent's owner (crate::custody).
     Custody,
+    /// A call in a turn to a tool that turn did not offer (refused, and recorded as a step).
+    NotOffered,
+    /// A call in a turn that `finish` finished.
+    TurnFinished,
 }
 
 impl ErrorCode {
     /// Every code, in the order docs/canister.md lists them.
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 19] = [
         ErrorCode::Anonymous,
         ErrorCode::NotAuthorized,
         ErrorCode::NotOwner,
@@ -50,6 +54,8 @@ impl ErrorCode {
         ErrorCode::InUse,
         ErrorCode::Retry,
         ErrorCode::Custody,
+        ErrorCode::NotOffered,
+        ErrorCode::TurnFinished,
     ];
 
     /// The code as clients read it in `ApiError.code`.
@@ -72,6 +78,8 @@ impl ErrorCode {
             ErrorCode::InUse => "IN_USE",
             ErrorCode::Retry => "RETRY",
             ErrorCode::Custody => "CUSTODY",
+            ErrorCode::NotOffered => "NOT_OFFERED",
+            ErrorCode::TurnFinished => "TURN_FINISHED",
         }
     }
 }
@@ -131,7 +139,9 @@ mod tests {
             | ErrorCode::Held
             | ErrorCode::InUse
             | ErrorCode::Retry
-            | ErrorCode::Custody => ErrorCode::ALL.contains(&code),
+            | ErrorCode::Custody
+            | ErrorCode::NotOffered
+            | ErrorCode::TurnFinished => ErrorCode::ALL.contains(&code),
         }
     }
 

@@ -4,6 +4,7 @@
 //! thin ic-cdk glue over it.
 
 pub mod auth;
+pub mod bus;
 pub mod catalog;
 pub mod consent;
 pub mod custody;

@@ -161,7 +161,7 @@ fn apply<R: Runtime>(rt: &R, admins: &[Principal], limits: Option<Limits>) {
 /// After `init`: the refs refresh is scheduled and the timer armed.
 pub fn after_init<R: Runtime>(rt: &R) {
     rt.with_state(|s| {
-        catalog::current(s);
+        catalog::bus(s);
     });
     schedule::ensure_refresh(rt);
     schedule::restart(rt);
@@ -225,7 +225,7 @@ pub fn after_upgrade<R: Runtime>(rt: &R) {
                 }
             }
         }
-        catalog::current(s);
+        catalog::bus(s);
     });
     schedule::ensure_refresh(rt);
     schedule::restart(rt);

@@ -37,8 +37,20 @@ pub const OWNER_TOTALS: MemoryId = MemoryId::new(14);
 /// nothing to the large task index (which holds every settled intent's prune).
 pub const WATCHDOGS: MemoryId = MemoryId::new(15);
 
+/// Turns by id (each with its offered tools and steps).
+pub const TURNS: MemoryId = MemoryId::new(16);
+/// (owner, turn id) → whether the turn is finished: an owner's turns for its bound, and the
+/// oldest finished one that makes room, without reading the turns.
+pub const OWNER_TURNS: MemoryId = MemoryId::new(17);
+/// (owner, tool) → calls made: what selection weighs besides the words.
+pub const TOOL_USAGE: MemoryId = MemoryId::new(18);
+/// (owner, entry id) → an escalation in the owner's inbox.
+pub const INBOX: MemoryId = MemoryId::new(19);
+/// owner → the canister its escalations are delivered to.
+pub const ESCALATION_HANDLERS: MemoryId = MemoryId::new(20);
+
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 16] = [
+pub const ALL: [MemoryId; 21] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -55,4 +67,9 @@ pub const ALL: [MemoryId; 16] = [
     OPEN_USES,
     OWNER_TOTALS,
     WATCHDOGS,
+    TURNS,
+    OWNER_TURNS,
+    TOOL_USAGE,
+    INBOX,
+    ESCALATION_HANDLERS,
 ];

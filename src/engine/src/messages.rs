@@ -24,8 +24,9 @@ fn one_arg(bytes: &[u8]) -> Option<(Table, Reader<'_>, wire::Ty)> {
 pub fn call_tool_args(bytes: &[u8]) -> Option<CallToolArgs> {
     let (table, mut r, t) = one_arg(bytes)?;
     let (l_name, l_input, l_owner) = (label("name"), label("input"), label("owner"));
-    let (mut name, mut input, mut owner_ty) = (None, None, None);
-    let mut owner = None;
+    let l_turn = label("turn");
+    let (mut name, mut input, mut owner_ty, mut turn_ty) = (None, None, None, None);
+    let (mut owner, mut turn) = (None, None);
     r.record(&table, t, |r, id, ft| {
         if id == l_name {
             name = Some(r.text(ft)?);
@@ -34,6 +35,9 @@ pub fn call_tool_args(bytes: &[u8]) -> Option<CallToolArgs> {
         } else if id == l_owner {
             owner_ty = Some(ft);
             owner = r.opt_principal(&table, Some(ft))?;
+        } else if id == l_turn {
+            turn_ty = Some(ft);
+            turn = r.opt_nat64(&table, Some(ft))?;
         } else {
             return Some(false);
         }
@@ -43,10 +47,14 @@ pub fn call_tool_args(bytes: &[u8]) -> Option<CallToolArgs> {
         // An absent `opt` field reads as none.
         owner = r.opt_principal(&table, None)?;
     }
+    if turn_ty.is_none() {
+        turn = r.opt_nat64(&table, None)?;
+    }
     r.at_end().then_some(CallToolArgs {
         name: name?,
         input: input?,
         owner,
+        turn,
     })
 }
 

@@ -70,6 +70,20 @@ pub trait Versioned: Sized {
     }
 }
 
+/// A record body, for record types defined outside this module (the bus's).
+pub(crate) fn record_body<T: Serialize>(v: &T) -> Vec<u8> {
+    body_of(v)
+}
+
+/// One version's body, for record types defined outside this module (the bus's).
+pub(crate) fn read_record_body<T: DeserializeOwned>(
+    what: &'static str,
+    version: u8,
+    body: &[u8],
+) -> Result<T, DecodeError> {
+    read_body(what, version, body)
+}
+
 /// Serializes a record body. Serializing our own records into a Vec cannot fail (no maps with
 /// non-string keys, no I/O).
 fn body_of<T: Serialize>(v: &T) -> Vec<u8> {
@@ -290,6 +304,28 @@ pub struct Config {
     /// from the intents of an earlier version: false after an upgrade from version 1, until
     /// `post_upgrade` has built them (once).
     pub indexes_built: bool,
+    /// The tool bus's settings and counters (version 3 on).
+    pub bus: BusConfig,
+}
+
+/// What an admin set for the builtin tools, and the bus's id counters: small, and read with
+/// the config anyway (a cell of its own would take a 512 KiB bucket).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BusConfig {
+    /// Builtins an admin enabled, by name (none by default).
+    pub enabled: Vec<String>,
+    /// Tools an admin pinned besides the default pins.
+    pub pinned: Vec<String>,
+    /// Default pins (`escalate`) an admin removed.
+    pub unpinned: Vec<String>,
+    /// The IANA zone `current_time` answers in when the caller names none (UTC when absent).
+    pub default_time_zone: Option<String>,
+    pub next_turn_id: u64,
+    pub next_inbox_id: u64,
+    /// Turns kept, all owners together (for the host-wide bound).
+    pub turns_kept: u64,
+    /// Inbox entries kept, all owners together (likewise).
+    pub inbox_kept: u64,
 }
 
 impl Default for Config {
@@ -302,30 +338,35 @@ impl Default for Config {
             refresh_at: None,
             stored_input_bytes: 0,
             indexes_built: true,
+            bus: BusConfig::default(),
         }
     }
 }
 
-/// Version 1: [`ConfigV1`]; version 2 added the stored input bytes, the build flag of the
-/// indexes version 2 added, and five limits.
+/// Version 1: [`ConfigV1`]; version 2 ([`ConfigV2`]) added the stored input bytes, the build
+/// flag of the indexes version 2 added, and five limits; version 3 the bus's settings.
 impl Versioned for Config {
     const WHAT: &'static str = "config";
-    const CURRENT: u8 = 2;
-    const READS: &'static [u8] = &[1, 2];
+    const CURRENT: u8 = 3;
+    const READS: &'static [u8] = &[1, 2, 3];
     fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
-        if version == 1 {
-            let o: ConfigV1 = read_body(Self::WHAT, 1, body)?;
-            return Ok(Config {
-                next_intent_id: o.next_intent_id,
-                limits: o.limits.into(),
-                catalog_revision: o.catalog_revision,
-                refresh_at: o.refresh_at,
-                // Counted, with the other new indexes, by the upgrade's migration.
-                stored_input_bytes: 0,
-                indexes_built: false,
-            });
+        match version {
+            1 => {
+                let o: ConfigV1 = read_body(Self::WHAT, 1, body)?;
+                Ok(Config {
+                    next_intent_id: o.next_intent_id,
+                    limits: o.limits.into(),
+                    catalog_revision: o.catalog_revision,
+                    refresh_at: o.refresh_at,
+                    // Counted, with the other new indexes, by the upgrade's migration.
+                    stored_input_bytes: 0,
+                    indexes_built: false,
+                    bus: BusConfig::default(),
+                })
+            }
+            2 => read_body::<ConfigV2>(Self::WHAT, 2, body).map(Into::into),
+            _ => read_body(Self::WHAT, version, body),
         }
-        read_body(Self::WHAT, version, body)
     }
     fn encode_body(&self) -> Vec<u8> {
         body_of(self)
@@ -344,6 +385,37 @@ pub struct ConfigV1 {
 impl OldLayout for ConfigV1 {
     const WHAT: &'static str = "config";
     const VERSION: u8 = 1;
+}
+
+/// The second layout of the config (the first release's): no bus.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigV2 {
+    pub next_intent_id: u64,
+    pub limits: StoredLimits,
+    pub catalog_revision: u64,
+    pub refresh_at: Option<u64>,
+    pub stored_input_bytes: u64,
+    pub indexes_built: bool,
+}
+impl OldLayout for ConfigV2 {
+    const WHAT: &'static str = "config";
+    const VERSION: u8 = 2;
+}
+
+impl From<ConfigV2> for Config {
+    /// No builtin enabled and no turn or inbox entry yet: what the bus is before any admin
+    /// touched it.
+    fn from(o: ConfigV2) -> Config {
+        Config {
+            next_intent_id: o.next_intent_id,
+            limits: o.limits,
+            catalog_revision: o.catalog_revision,
+            refresh_at: o.refresh_at,
+            stored_input_bytes: o.stored_input_bytes,
+            indexes_built: o.indexes_built,
+            bus: BusConfig::default(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -768,15 +840,19 @@ pub enum TaskKind {
     Prune = 3,
     /// Refresh every target's refs (id 0).
     Refresh = 4,
-    // 5 is not used: watchdogs have their own index (memory::WATCHDOGS).
+    // 5 is not used: watchdogs have their own index (memory::WATCHDOGS); never given to a
+    // new kind, in case an unreleased build wrote it.
+    /// Remove a turn once the retention passed since it began (id: the turn's).
+    PruneTurn = 6,
 }
 
 impl TaskKind {
-    pub const ALL: [TaskKind; 4] = [
+    pub const ALL: [TaskKind; 5] = [
         TaskKind::Expire,
         TaskKind::Reconcile,
         TaskKind::Prune,
         TaskKind::Refresh,
+        TaskKind::PruneTurn,
     ];
 
     /// The byte the due index stores.
@@ -791,6 +867,7 @@ impl TaskKind {
             2 => Some(TaskKind::Reconcile),
             3 => Some(TaskKind::Prune),
             4 => Some(TaskKind::Refresh),
+            6 => Some(TaskKind::PruneTurn),
             _ => None,
         }
     }
@@ -812,12 +889,14 @@ mod tests {
         use ic_stable_structures::Storable;
         // A new kind fails to compile here until it is in ALL.
         let listed = |k: TaskKind| match k {
-            TaskKind::Expire | TaskKind::Reconcile | TaskKind::Prune | TaskKind::Refresh => {
-                TaskKind::ALL.contains(&k)
-            }
+            TaskKind::Expire
+            | TaskKind::Reconcile
+            | TaskKind::Prune
+            | TaskKind::Refresh
+            | TaskKind::PruneTurn => TaskKind::ALL.contains(&k),
         };
         assert!(TaskKind::ALL.into_iter().all(listed));
-        assert_eq!(TaskKind::ALL.map(TaskKind::byte), [1, 2, 3, 4]);
+        assert_eq!(TaskKind::ALL.map(TaskKind::byte), [1, 2, 3, 4, 6]);
         for k in TaskKind::ALL {
             assert_eq!(TaskKind::from_byte(k.byte()), Some(k));
         }
@@ -841,9 +920,14 @@ mod tests {
             refresh_at: None,
             stored_input_bytes: 9,
             indexes_built: true,
+            bus: BusConfig {
+                enabled: vec!["calculate".into()],
+                next_turn_id: 4,
+                ..Default::default()
+            },
         };
         let bytes = c.to_bytes().into_owned();
-        assert_eq!(bytes[0], 2);
+        assert_eq!(bytes[0], 3);
         assert_eq!(Config::from_bytes(Cow::Owned(bytes)), c);
     }
 
@@ -900,7 +984,7 @@ mod tests {
         assert_eq!(e.what, "config");
         assert!(
             e.reason
-                .contains("version 9 is not one this code reads ([1, 2])"),
+                .contains("version 9 is not one this code reads ([1, 2, 3])"),
             "{e}"
         );
         let e = Intent::decode(&[3]).unwrap_err();

@@ -94,7 +94,7 @@ pub fn register_form<R: Runtime>(
                 None => s.forms.remove(&args.id),
             };
             s.bump_catalog();
-            catalog::current(s);
+            catalog::bus(s);
             return Err(e);
         }
         Ok(())
@@ -214,7 +214,7 @@ pub fn remove_form<R: Runtime>(rt: &R, caller: Principal, id: String) -> ApiResu
         }
         s.forms.remove(&id);
         s.bump_catalog();
-        catalog::current(s);
+        catalog::bus(s);
         Ok(())
     })
 }
@@ -333,14 +333,14 @@ pub async fn register_canister<R: Runtime>(
                 None => s.targets.remove(&args.id),
             };
             s.bump_catalog();
-            catalog::current(s);
+            catalog::bus(s);
             return Err(e);
         }
         Ok(())
     })?;
     refresh_target(rt, args.id).await;
     rt.with_state(|s| {
-        catalog::current(s);
+        catalog::bus(s);
         let t = s.targets.get(&args.id)?;
         Some(target_view(args.id, &t, catalog::current(s)))
     })
@@ -371,7 +371,7 @@ pub fn remove_canister<R: Runtime>(rt: &R, caller: Principal, id: Principal) -> 
         }
         s.targets.remove(&id);
         s.bump_catalog();
-        catalog::current(s);
+        catalog::bus(s);
         Ok(())
     })
 }

@@ -1,5 +1,6 @@
 //! The timer: one wake-up at the earliest due task. A tick takes the due tasks (expire previews,
-//! reconcile unknown outcomes, prune settled intents, refresh refs), runs them and re-arms.
+//! reconcile unknown outcomes, prune settled intents and expired turns, refresh refs), runs
+//! them and re-arms.
 //! Tasks live in stable memory, so `post_upgrade` re-arms from them.
 
 use crate::model::{Status, TaskKind};
@@ -112,6 +113,7 @@ pub async fn tick<R: Runtime>(rt: &R) {
                         match TaskKind::from_byte(kind) {
                             Some(TaskKind::Expire) => expire(s, id, now),
                             Some(TaskKind::Prune) => prune(s, id, now),
+                            Some(TaskKind::PruneTurn) => crate::bus::turns::prune(s, id, now),
                             // A byte no kind has: removed, nothing run.
                             _ => {}
                         }
@@ -210,7 +212,7 @@ async fn refresh<R: Runtime>(rt: &R) {
         registry::refresh_target(rt, id).await;
     }
     rt.with_state(|s| {
-        crate::catalog::current(s);
+        crate::catalog::bus(s);
     });
 }
 

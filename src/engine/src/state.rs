@@ -136,6 +136,12 @@ pub struct State<M: Memory> {
     pub owner_totals: StableBTreeMap<Principal, u32, VM<M>>,
     /// (watchdog time, intent id) of sends in flight.
     pub watchdogs: StableBTreeMap<(u64, u64), (), VM<M>>,
+    /// The bus's turns, owners' turn index, usage counts, inboxes and escalation handlers.
+    pub turns: StableBTreeMap<u64, crate::bus::records::Turn, VM<M>>,
+    pub owner_turns: StableBTreeMap<(Principal, u64), bool, VM<M>>,
+    pub usage: StableBTreeMap<crate::bus::records::UsageKey, u64, VM<M>>,
+    pub inbox: StableBTreeMap<(Principal, u64), crate::bus::records::InboxEntry, VM<M>>,
+    pub handlers: StableBTreeMap<Principal, Principal, VM<M>>,
     /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
@@ -152,9 +158,9 @@ pub struct State<M: Memory> {
 /// The memory manager's bucket size for a fresh install, in 64 KiB pages: 8 pages = 512 KiB.
 ///
 /// Every structure takes at least one bucket as soon as it is opened, so a fresh install takes
-/// one header page plus a bucket per structure: 15 structures (the retired `IN_FLIGHT_V1` is
-/// never opened on a fresh memory) × 512 KiB + 64 KiB = 7.56 MiB, where the crate's default
-/// 128-page (8 MiB) buckets took 120 MiB. The manager has at most 32 768 buckets in all, so the
+/// one header page plus a bucket per structure: 20 structures (the retired `IN_FLIGHT_V1` is
+/// never opened on a fresh memory) × 512 KiB + 64 KiB = 10.06 MiB, where the crate's default
+/// 128-page (8 MiB) buckets took 160 MiB. The manager has at most 32 768 buckets in all, so the
 /// bucket size caps the stable memory the state can ever use: 32 768 × 512 KiB = 16 GiB. A
 /// settled transfer with its index entries takes about 1 800 bytes (docs/perf.md), so
 /// 1 000 000 intents take about 1.8 GB, and with every form at its bound (32 × 256 KiB) and the
@@ -192,6 +198,11 @@ impl<M: Memory + Clone> State<M> {
             open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
             owner_totals: StableBTreeMap::init(mm.get(memory::OWNER_TOTALS)),
             watchdogs: StableBTreeMap::init(mm.get(memory::WATCHDOGS)),
+            turns: StableBTreeMap::init(mm.get(memory::TURNS)),
+            owner_turns: StableBTreeMap::init(mm.get(memory::OWNER_TURNS)),
+            usage: StableBTreeMap::init(mm.get(memory::TOOL_USAGE)),
+            inbox: StableBTreeMap::init(mm.get(memory::INBOX)),
+            handlers: StableBTreeMap::init(mm.get(memory::ESCALATION_HANDLERS)),
             catalog: None,
             armed_at: None,
             scheduled_since: None,
@@ -223,6 +234,11 @@ impl<M: Memory> State<M> {
         if let Some(e) = intents.last_key_value() {
             Intent::decode(&e.1 .0).map_err(|err| with_key(err, &e.0))?;
         }
+        // The newest turn likewise (turns are many; inbox entries are read when asked for).
+        let turns: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::TURNS);
+        if let Some(e) = turns.last_key_value() {
+            crate::bus::records::Turn::decode(&e.1 .0).map_err(|err| with_key(err, &e.0))?;
+        }
         Ok(())
     }
 
@@ -231,6 +247,10 @@ impl<M: Memory> State<M> {
     pub fn check_records(&self) -> Result<(), DecodeError> {
         self.check_layout()?;
         each_record::<u64, Intent, M>(self.raw_map(memory::INTENTS))?;
+        each_record::<u64, crate::bus::records::Turn, M>(self.raw_map(memory::TURNS))?;
+        each_record::<(Principal, u64), crate::bus::records::InboxEntry, M>(
+            self.raw_map(memory::INBOX),
+        )?;
         Ok(())
     }
 
@@ -479,7 +499,7 @@ impl<M: Memory> State<M> {
                 ));
             }
         }
-        Ok(())
+        crate::bus::check_indexes(self)
     }
 
     /// Removes an identity's key if it still names intent `id`.

@@ -15,19 +15,42 @@ use crate::types::*;
 use candid::Principal;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
 use tool_host_core::issue::Code;
-use tool_host_core::plan::{ToolKind, ToolPlan, ToolPlans, COMMIT_TOOL};
+use tool_host_core::plan::{ToolKind, ToolPlan, COMMIT_TOOL};
 use tool_host_core::read::{read_tool_input, Canister, NameEntry, ReadContext};
 use tool_host_core::{codec, display};
 
-/// The MCP tool definitions (JSON text), for anyone, the anonymous caller included.
+/// The MCP tool definitions (JSON text), for anyone, the anonymous caller included: the bus's
+/// MCP rendering (`list_tools` with no format).
 pub fn list_tools<R: Runtime>(rt: &R) -> String {
-    rt.with_state(|s| catalog::current(s).definitions_json.clone())
+    crate::bus::list_tools(rt, None)
 }
 
-pub(crate) fn plans<R: Runtime>(rt: &R) -> Arc<ToolPlans> {
-    rt.with_state(|s| catalog::current(s).plans.clone())
+/// What kind of tool a call reached, for its step's outcome class.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reached {
+    /// Refused before any tool was found.
+    Nothing,
+    Read,
+    Prepare,
+    Other,
+}
+
+/// A step's outcome class: the outcome word when there is one, else `prepared`, `read` or
+/// `ok`; for a refusal its error code.
+fn outcome_class(r: &ApiResult<ToolResult>, reached: Reached) -> (String, bool) {
+    match r {
+        Err(e) => (e.code.clone(), true),
+        Ok(t) => {
+            let class = match (&t.outcome, reached) {
+                (Some(o), _) => o.as_str(),
+                (None, Reached::Prepare) if !t.is_error => "prepared",
+                (None, Reached::Read) => "read",
+                _ => "ok",
+            };
+            (class.to_string(), t.is_error)
+        }
+    }
 }
 
 pub async fn call_tool<R: Runtime>(
@@ -47,20 +70,74 @@ pub async fn call_tool<R: Runtime>(
             ),
         ));
     }
+    // In a turn, the step is written (or the call refused and recorded) before any await.
+    let step = match args.turn {
+        Some(turn) => {
+            let now = rt.now();
+            Some(rt.with_state(|s| {
+                crate::bus::turns::open_step(s, turn, &owner, &caller, &args.name, &args.input, now)
+            })?)
+        }
+        None => None,
+    };
+    let mut reached = Reached::Nothing;
+    let result = dispatch(rt, caller, owner, &args, step, &mut reached).await;
+    if let Some(step) = step {
+        let (class, is_error) = outcome_class(&result, reached);
+        rt.with_state(|s| crate::bus::turns::close_step(s, step, class, is_error));
+    }
+    result
+}
+
+/// Counts one call made by `owner` of `tool` (before the call's first await).
+fn count_call<R: Runtime>(rt: &R, owner: &Principal, tool: &str) {
+    rt.with_state(|s| crate::bus::usage::bump(s, owner, tool));
+}
+
+async fn dispatch<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    owner: Principal,
+    args: &CallToolArgs,
+    step: Option<crate::bus::turns::StepRef>,
+    reached: &mut Reached,
+) -> ApiResult<ToolResult> {
     if args.name == COMMIT_TOOL {
+        *reached = Reached::Other;
+        count_call(rt, &owner, COMMIT_TOOL);
         return commit(rt, caller, &args.input).await;
     }
     rt.mark("call_tool: authorized");
+    let bus = rt.with_state(catalog::bus);
+    if let Some(b) = bus.builtin(&args.name) {
+        if b == tool_host_core::builtin::Builtin::Finish && step.is_none() {
+            return Err(err(
+                ErrorCode::InvalidArgument,
+                "finish ends a turn: call it with the turn's id (call_tool's `turn`, from begin_turn)",
+            ));
+        }
+        let input = parse_input(&args.input)?;
+        *reached = Reached::Other;
+        count_call(rt, &owner, b.name());
+        return crate::bus::builtins::call(rt, caller, owner, b, &input, step, &bus.zone).await;
+    }
     let Some(tool) = rt.with_state(|s| catalog::current(s).tool(&args.name)) else {
-        let names = plans(rt).tool_names().join(", ");
+        let names = bus.names().join(", ");
         return Err(err(
             ErrorCode::UnknownTool,
             format!("no tool '{}' (tools: {names})", args.name),
         ));
     };
+    count_call(rt, &owner, &args.name);
     match tool.plan().kind {
-        ToolKind::Read => read_tool(rt, owner, &tool, &args.input).await,
-        ToolKind::Prepare => prepare(rt, caller, owner, &tool, &args.input).await,
+        ToolKind::Read => {
+            *reached = Reached::Read;
+            read_tool(rt, owner, &tool, &args.input).await
+        }
+        ToolKind::Prepare => {
+            *reached = Reached::Prepare;
+            prepare(rt, caller, owner, &tool, &args.input).await
+        }
     }
 }
 

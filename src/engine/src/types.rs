@@ -132,6 +132,9 @@ pub struct CallToolArgs {
     pub input: String,
     /// The owner an agent acts for; absent when the caller acts for itself.
     pub owner: Option<Principal>,
+    /// The turn (`begin_turn`) this call belongs to: the tool must be one it offered, and the
+    /// call is recorded as one of its steps. Absent: no turn, nothing recorded.
+    pub turn: Option<u64>,
 }
 
 /// A tool's answer, as MCP results have it: a short text, structured JSON, an error flag, and
@@ -253,6 +256,226 @@ pub struct Stats {
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
+// The tool bus (docs/bus.md).
+
+/// The shape `list_tools` and `begin_turn` render the tools in.
+#[derive(CandidType, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolFormat {
+    /// MCP `tools/list` entries (the default).
+    #[serde(rename = "mcp")]
+    Mcp,
+    /// OpenAI Chat Completions `tools`.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// OpenAI Responses flat function tools.
+    #[serde(rename = "openai_responses")]
+    OpenAiResponses,
+    /// Anthropic Messages `tools`.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// Markdown, for a model with no tools API.
+    #[serde(rename = "markdown")]
+    Markdown,
+    /// Plain JSON Schema per tool.
+    #[serde(rename = "jsonschema")]
+    JsonSchema,
+}
+
+impl From<ToolFormat> for tool_host_core::bus::ToolFormat {
+    fn from(f: ToolFormat) -> Self {
+        use tool_host_core::bus::ToolFormat as F;
+        match f {
+            ToolFormat::Mcp => F::Mcp,
+            ToolFormat::OpenAi => F::OpenAi,
+            ToolFormat::OpenAiResponses => F::OpenAiResponses,
+            ToolFormat::Anthropic => F::Anthropic,
+            ToolFormat::Markdown => F::Markdown,
+            ToolFormat::JsonSchema => F::JsonSchema,
+        }
+    }
+}
+
+/// What a tool does (docs/bus.md, "Effect labels"); a tool with none is unlabelled, and
+/// unlabelled is not readonly.
+#[derive(CandidType, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EffectLabel {
+    #[serde(rename = "readonly")]
+    Readonly,
+    #[serde(rename = "idempotent")]
+    Idempotent,
+    #[serde(rename = "destructive")]
+    Destructive,
+}
+
+impl From<tool_host_core::bus::EffectLabel> for EffectLabel {
+    fn from(e: tool_host_core::bus::EffectLabel) -> Self {
+        use tool_host_core::bus::EffectLabel as E;
+        match e {
+            E::Readonly => EffectLabel::Readonly,
+            E::Idempotent => EffectLabel::Idempotent,
+            E::Destructive => EffectLabel::Destructive,
+        }
+    }
+}
+
+/// Where a tool comes from.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub enum ToolSourceView {
+    /// A registered form's tool (the form's id).
+    #[serde(rename = "form")]
+    Form(String),
+    /// The host's `commit`.
+    #[serde(rename = "host")]
+    Host,
+    /// A builtin an admin enabled.
+    #[serde(rename = "builtin")]
+    Builtin,
+}
+
+/// One tool of the bus as `describe_tools` and `select_tools` give it.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub title: String,
+    /// Absent: the tool is unlabelled (not readonly).
+    pub effect: Option<EffectLabel>,
+    pub source: ToolSourceView,
+    /// Always offered by a selection (and counted against its limit).
+    pub pinned: bool,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct SelectArgs {
+    pub query: String,
+    /// 1 to 32; 6 when absent.
+    pub limit: Option<u32>,
+    /// Whose usage counts weigh in: the caller's when absent (none for the anonymous caller).
+    pub owner: Option<Principal>,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ToolUsage {
+    pub name: String,
+    pub calls: u64,
+}
+
+/// The builtin tools an admin enabled, the pins, and `current_time`'s default zone.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct BuiltinSettings {
+    /// Builtins on (none by default): `calculate`, `think`, `finish`, `escalate`,
+    /// `current_time`, `date_math`, `json_query`.
+    pub enabled: Vec<String>,
+    /// Tools pinned besides the default pins (an enabled builtin, a form tool or `commit`).
+    pub pinned: Vec<String>,
+    /// Default pins removed: `escalate` is pinned whenever it is enabled unless named here.
+    pub unpinned: Option<Vec<String>>,
+    /// The IANA zone `current_time` answers in when the caller names none (UTC when absent).
+    pub default_time_zone: Option<String>,
+}
+
+/// `get_builtins`: the settings, and what they amount to.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct BuiltinsView {
+    pub settings: BuiltinSettings,
+    /// Every builtin there is, enabled or not.
+    pub available: Vec<String>,
+    /// The pins in force: the admin's and the default ones, of tools the bus has now.
+    pub pins: Vec<String>,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct BeginTurnArgs {
+    /// The request the tools are selected for (at most 2 KiB).
+    pub query: String,
+    /// 1 to 32; 6 when absent.
+    pub limit: Option<u32>,
+    /// The shape of `tools`; MCP when absent.
+    pub format: Option<ToolFormat>,
+    /// The owner an agent acts for; absent when the caller acts for itself.
+    pub owner: Option<Principal>,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct TurnStarted {
+    pub turn_id: u64,
+    /// The tools offered, in the selection's order.
+    pub offered: Vec<String>,
+    /// The offered tools rendered in the format asked for.
+    pub tools: String,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct GetTurnArgs {
+    pub id: u64,
+    /// The turn's owner, when an agent asks; the caller when absent.
+    pub owner: Option<Principal>,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct TurnStepView {
+    pub tool: String,
+    /// SHA-256 of the input's bytes, hex.
+    pub input_sha256: String,
+    /// The outcome word, `prepared`, `read`, `ok`, or the error code (`NOT_OFFERED`, ...);
+    /// `pending` while the call awaits (and for good if an upgrade cut it off).
+    pub outcome: String,
+    pub is_error: bool,
+    pub at: u64,
+    pub caller: Principal,
+}
+
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct TurnView {
+    pub id: u64,
+    pub owner: Principal,
+    pub query: String,
+    pub offered_tools: Vec<String>,
+    pub format: ToolFormat,
+    pub steps: Vec<TurnStepView>,
+    pub finished: bool,
+    /// `finish`'s answer.
+    pub answer: Option<String>,
+    pub created_at: u64,
+    pub finished_at: Option<u64>,
+}
+
+/// One escalation in the owner's inbox.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct InboxEntryView {
+    pub id: u64,
+    /// Who escalated: the owner or one of its agents.
+    pub from: Principal,
+    pub turn: Option<u64>,
+    pub reason: String,
+    pub summary: Option<String>,
+    pub at: u64,
+    /// The handler called, if the owner had configured one.
+    pub handler: Option<Principal>,
+    /// True only when the handler answered `Ok`.
+    pub delivered: bool,
+    /// `no_handler`, `pending`, `delivered` or `failed: <why>`.
+    pub delivery: String,
+}
+
+/// What the tool host sends an owner's escalation handler:
+/// `tool_host_escalation : (EscalationNotice) -> (EscalationReply)`.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct EscalationNotice {
+    pub owner: Principal,
+    pub inbox_id: u64,
+    pub turn: Option<u64>,
+    pub reason: String,
+    pub summary: Option<String>,
+    pub at: u64,
+}
+
+/// The handler's answer: `Ok` once a person has it (or will), `Err` with why not.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub enum EscalationReply {
+    Ok,
+    Err(String),
+}
+
 /// The install and upgrade argument, shaped as the cycles ledger's `LedgerArgs`: `Init` only
 /// at install, `Upgrade` only at upgrade (the other traps), so an upgrade can never reset what
 /// an install set. Absent (`dfx deploy` without `--argument`) it is `Init` with no admins at
@@ -334,4 +557,14 @@ named_results! {
     /// `list_canisters` and `refresh_refs`.
     TargetsResult(Vec<TargetView>);
     StatsResult(Stats);
+    /// `describe_tools` and `select_tools`.
+    ToolInfosResult(Vec<ToolInfo>);
+    /// `missing_tools`.
+    NamesResult(Vec<String>);
+    UsageResult(Vec<ToolUsage>);
+    /// `set_builtins` (the settings now in force).
+    BuiltinsResult(BuiltinsView);
+    BeginTurnResult(TurnStarted);
+    TurnResult(TurnView);
+    InboxResult(Vec<InboxEntryView>);
 }

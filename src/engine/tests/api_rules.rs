@@ -46,6 +46,7 @@ fn refusals_are_specific_and_change_nothing() {
                     name: "prepare_icrc1_transfer".into(),
                     input: "{not json".into(),
                     owner: None,
+                    turn: None,
                 },
             )),
         ),
@@ -556,12 +557,14 @@ fn consent_messages_for_decline_and_for_commit_with_a_digest() {
         name: "commit".into(),
         input: json!({ "preview_id": id.to_string(), "digest": hex::encode(&d) }).to_string(),
         owner: None,
+        turn: None,
     };
     assert!(consent(&w, "call_tool", candid::encode_one(commit).unwrap(), None).is_ok());
     let no_digest = CallToolArgs {
         name: "commit".into(),
         input: json!({ "preview_id": id.to_string() }).to_string(),
         owner: None,
+        turn: None,
     };
     assert!(consent(
         &w,

@@ -540,6 +540,7 @@ fn stored_inputs_are_canonical_compact_json() {
             name: "prepare_icrc1_transfer".into(),
             input,
             owner: None,
+            turn: None,
         },
     ))
     .unwrap();

@@ -128,6 +128,7 @@ fn calls(id: u64, d: &[u8]) -> [(&'static str, Vec<u8>); 3] {
                 input: json!({ "preview_id": id.to_string(), "digest": hex::encode(d) })
                     .to_string(),
                 owner: None,
+                turn: None,
             })
             .unwrap(),
         ),

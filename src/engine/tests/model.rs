@@ -882,6 +882,7 @@ fn one_step<'a>(sim: &'a Sim, ops: &mut Vec<Op<'a>>) -> String {
                             name: tool.into(),
                             input: input.to_string(),
                             owner: on_behalf,
+                            turn: None,
                         },
                     )
                     .await;
@@ -980,6 +981,7 @@ fn one_step<'a>(sim: &'a Sim, ops: &mut Vec<Op<'a>>) -> String {
                             name: "commit".into(),
                             input: json!({ "preview_id": i.id.to_string() }).to_string(),
                             owner: Some(owner),
+                            turn: None,
                         },
                     )
                     .await;

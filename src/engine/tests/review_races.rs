@@ -70,6 +70,7 @@ fn prepare_paused(w: &Rc<World>) -> Prepare<'_> {
             input: json!({ "canister_id": ledger_id().to_text(), "to": "bob", "amount": "1" })
                 .to_string(),
             owner: None,
+            turn: None,
         },
     ));
     assert!(

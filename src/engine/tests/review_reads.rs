@@ -57,6 +57,7 @@ fn read(w: &World) -> ApiResult<ToolResult> {
             name: "icrc2_allowance".into(),
             input: allowance_input(),
             owner: None,
+            turn: None,
         },
     ))
 }
@@ -75,6 +76,7 @@ fn paused<'a>(w: &'a Rc<World>, name: &str, input: String) -> Call<'a> {
             name: name.into(),
             input,
             owner: None,
+            turn: None,
         },
     ));
     assert!(poll_once(f.as_mut()).is_pending(), "awaits its name set");
@@ -128,6 +130,7 @@ fn the_read_budget_bounds_name_set_calls_too() {
             name: "icrc2_allowance".into(),
             input: json!({ "canister_id": ledger_id().to_text(), "account": owner().to_text(), "spender": "carol" }).to_string(),
             owner: None,
+            turn: None,
         },
     ));
     assert!(bad.is_err(), "{bad:?}");

@@ -56,6 +56,7 @@ fn an_agents_commit_while_in_flight_reports_it_and_sends_nothing() {
             name: "commit".into(),
             input: json!({ "preview_id": id.to_string() }).to_string(),
             owner: Some(owner()),
+            turn: None,
         },
     );
     let (ra, rb) = futures::executor::block_on(futures::future::join(a, b));

@@ -117,19 +117,117 @@ fn config() {
         refresh_at: Some(1_700_000_000_000_000_000),
         stored_input_bytes: 0,
         indexes_built: false,
+        bus: BusConfig::default(),
     };
     assert_eq!(read.limits.max_intents_per_owner, 200, "v1's defaults");
     old("config_v1", &v1, &read);
+    let v2 = ConfigV2 {
+        next_intent_id: 43,
+        limits: limits(),
+        catalog_revision: 8,
+        refresh_at: None,
+        stored_input_bytes: 1234,
+        indexes_built: true,
+    };
+    let read_v2 = Config {
+        next_intent_id: 43,
+        limits: limits(),
+        catalog_revision: 8,
+        refresh_at: None,
+        stored_input_bytes: 1234,
+        indexes_built: true,
+        bus: BusConfig::default(),
+    };
+    old("config_v2", &v2, &read_v2);
     current(
-        "config_v2",
+        "config_v3",
         &Config {
-            next_intent_id: 43,
-            limits: limits(),
-            catalog_revision: 8,
-            refresh_at: None,
-            stored_input_bytes: 1234,
-            indexes_built: true,
+            next_intent_id: 44,
+            bus: BusConfig {
+                enabled: vec!["calculate".into(), "escalate".into()],
+                pinned: vec!["calculate".into()],
+                unpinned: vec!["escalate".into()],
+                default_time_zone: Some("Europe/London".into()),
+                next_turn_id: 9,
+                next_inbox_id: 3,
+                turns_kept: 2,
+                inbox_kept: 1,
+            },
+            ..read_v2
         },
+    );
+}
+
+#[test]
+fn turn() {
+    use tool_host_engine::bus::records::{Turn, TurnStep};
+    current(
+        "turn_v1",
+        &Turn {
+            id: 9,
+            owner: p(2),
+            started_by: p(3),
+            query: "send 5 TKA to bob".into(),
+            offered: vec!["prepare_icrc1_transfer".into(), "commit".into()],
+            format: "openai".into(),
+            steps: vec![
+                TurnStep {
+                    tool: "prepare_icrc1_transfer".into(),
+                    input_sha256: [4; 32],
+                    outcome: Some("prepared".into()),
+                    is_error: false,
+                    at: 1_700_000_000_000_000_004,
+                    caller: p(3),
+                },
+                TurnStep {
+                    tool: "icrc1_balance_of".into(),
+                    input_sha256: [5; 32],
+                    outcome: None,
+                    is_error: false,
+                    at: 1_700_000_000_000_000_005,
+                    caller: p(2),
+                },
+            ],
+            answer: Some("sent".into()),
+            finished_at: Some(1_700_000_000_000_000_006),
+            created_at: 1_700_000_000_000_000_003,
+            prune_at: 1_700_000_000_000_000_007,
+        },
+    );
+}
+
+#[test]
+fn inbox_entry() {
+    use tool_host_engine::bus::records::{Delivery, InboxEntry};
+    current(
+        "inbox_entry_v1",
+        &InboxEntry {
+            id: 3,
+            owner: p(2),
+            from: p(3),
+            turn: Some(9),
+            reason: "the amount is over what I may send".into(),
+            summary: None,
+            at: 1_700_000_000_000_000_008,
+            handler: Some(p(6)),
+            delivery: Delivery::Failed("the handler answered Err: busy".into()),
+        },
+    );
+}
+
+/// The usage counts' keys have no version byte either: pinned.
+#[test]
+fn usage_key() {
+    use ic_stable_structures::Storable;
+    use tool_host_engine::bus::records::UsageKey;
+    let k = UsageKey::new(&p(2), "calculate");
+    let bytes = k.to_bytes().into_owned();
+    assert_eq!(bytes, golden("usage_key", &bytes));
+    assert_eq!(k.tool(), "calculate");
+    assert!(k.is_of(&p(2)) && !k.is_of(&p(3)));
+    assert!(
+        UsageKey::start(&p(2)) < k,
+        "an owner's keys start at its prefix"
     );
 }
 
@@ -308,7 +406,7 @@ fn use_entry() {
 /// left over: a new version without a fixture fails.
 #[test]
 fn every_version_has_a_fixture() {
-    let mut expected: Vec<String> = vec!["use_entry".into()];
+    let mut expected: Vec<String> = vec!["use_entry".into(), "usage_key".into()];
     fn names<T: Versioned>(file: &str, out: &mut Vec<String>) {
         out.extend(T::READS.iter().map(|v| format!("{file}_v{v}")));
     }
@@ -317,6 +415,8 @@ fn every_version_has_a_fixture() {
     names::<Target>("target", &mut expected);
     names::<Intent>("intent", &mut expected);
     names::<InFlight>("in_flight", &mut expected);
+    names::<tool_host_engine::bus::records::Turn>("turn", &mut expected);
+    names::<tool_host_engine::bus::records::InboxEntry>("inbox_entry", &mut expected);
     expected.sort();
     let dir = fixture_path("x").parent().unwrap().to_path_buf();
     let mut found: Vec<String> = std::fs::read_dir(&dir)

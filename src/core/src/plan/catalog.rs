@@ -1,9 +1,10 @@
 //! The tools of all registered forms together: per-method plans, then the rules across forms
 //! (a method one form sends only after confirmation is never a read tool in another; a tool name
-//! two methods would share, or `commit`, skips them all).
+//! two methods would share, `commit`, or a builtin tool's name, skips them all).
 
 use super::method::plan_method;
 use super::*;
+use crate::builtin::Builtin;
 use std::collections::BTreeSet;
 
 /// Builds every tool the forms give; methods without a rule are in `skipped` with the reason.
@@ -75,14 +76,16 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
         }
     }
     let candidates = kept;
-    // A tool name that is `commit`, or that two methods (or cases) would share, skips them all.
+    // A tool name that is `commit`, a builtin's (reserved whether or not an admin enabled that
+    // builtin: enabling it later must not change what a form's tool does), or that two methods
+    // (or cases) would share, skips them all.
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for p in &candidates {
         *count.entry(p.name.as_str()).or_default() += 1;
     }
     let clashing: BTreeSet<String> = count
         .iter()
-        .filter(|(n, c)| **c > 1 || **n == COMMIT_TOOL)
+        .filter(|(n, c)| **c > 1 || **n == COMMIT_TOOL || Builtin::from_name(n).is_some())
         .map(|(n, _)| n.to_string())
         .collect();
     let mut plans = BTreeMap::new();
@@ -90,6 +93,11 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
         if clashing.contains(&p.name) {
             let reason = if p.name == COMMIT_TOOL {
                 format!("its tool name '{COMMIT_TOOL}' is the commit tool's")
+            } else if Builtin::from_name(&p.name).is_some() {
+                format!(
+                    "its tool name '{}' is reserved for the builtin tool of that name",
+                    p.name
+                )
             } else {
                 format!("its tool name '{}' is another method's tool name", p.name)
             };

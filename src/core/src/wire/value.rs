@@ -165,6 +165,20 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// An `opt nat64` field value, read as [`Reader::opt_principal`] reads its type: absent
+    /// fields, `null` and `reserved` are none; any other wire type goes to `candid`.
+    pub fn opt_nat64(&mut self, table: &Table, t: Option<Ty>) -> Option<Option<u64>> {
+        match t {
+            None | Some(Ty::Prim(op::NULL)) | Some(Ty::Prim(op::RESERVED)) => Some(None),
+            Some(t) if table.is_opt_of(t, Ty::Prim(op::NAT64)) => match self.u8()? {
+                0 => Some(None),
+                1 => Some(Some(self.nat64(Ty::Prim(op::NAT64))?)),
+                _ => None,
+            },
+            Some(_) => None,
+        }
+    }
+
     /// Reads a record of wire type `t`: `field` is called with each field's id and type and
     /// answers whether it read the value (`Some(true)`), leaves it to be skipped
     /// (`Some(false)`), or gives up (`None`).

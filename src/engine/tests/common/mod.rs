@@ -47,6 +47,10 @@ pub fn ledger_id() -> Principal {
 pub fn host_id() -> Principal {
     Principal::from_text("rrkah-fqaaa-aaaaa-aaaaq-cai").unwrap()
 }
+/// The canister an owner's escalations go to in the tests.
+pub fn handler_id() -> Principal {
+    Principal::from_text("r7inp-6aaaa-aaaaa-aaabq-cai").unwrap()
+}
 pub fn receiver() -> Principal {
     Principal::from_text("k2t6j-2nvnp-4zjm3-25dtz-6xhaa-c7boj-5gayf-oj3xs-i43lp-teztq-6ae").unwrap()
 }
@@ -113,6 +117,10 @@ pub struct World {
     pub standards_down: Cell<bool>,
     /// Entries of `list_contacts` (a name set): name → account owner.
     pub contacts: RefCell<Vec<(String, Principal)>>,
+    /// How the escalation handler answers its next calls (`Ok` when none is scripted).
+    pub handler_replies: RefCell<VecDeque<CallOutcome>>,
+    /// The handler's call yields once before answering (so an upgrade can happen at it).
+    pub yield_handler: Cell<bool>,
 }
 
 /// Polls a future once with a waker that does nothing: whether it finished.
@@ -169,6 +177,8 @@ impl World {
             yield_after: RefCell::new(Default::default()),
             standards_down: Cell::new(false),
             contacts: RefCell::new(vec![]),
+            handler_replies: RefCell::new(VecDeque::new()),
+            yield_handler: Cell::new(false),
         });
         tool_host_engine::lifecycle::after_init(&*w);
         w
@@ -334,8 +344,73 @@ impl World {
                 name: name.into(),
                 input: input.to_string(),
                 owner,
+                turn: None,
             },
         ))
+    }
+
+    /// A tool call in a turn.
+    pub fn turn_tool(
+        &self,
+        caller: Principal,
+        turn: u64,
+        name: &str,
+        input: Value,
+        owner: Option<Principal>,
+    ) -> ApiResult<ToolResult> {
+        futures::executor::block_on(tool_host_engine::tools::call_tool(
+            self,
+            caller,
+            CallToolArgs {
+                name: name.into(),
+                input: input.to_string(),
+                owner,
+                turn: Some(turn),
+            },
+        ))
+    }
+
+    /// Begins a turn for `owner` (the caller's own when `None`).
+    pub fn begin(
+        &self,
+        caller: Principal,
+        query: &str,
+        limit: Option<u32>,
+        owner: Option<Principal>,
+    ) -> ApiResult<TurnStarted> {
+        tool_host_engine::bus::turns::begin_turn(
+            self,
+            caller,
+            BeginTurnArgs {
+                query: query.into(),
+                limit,
+                format: None,
+                owner,
+            },
+        )
+    }
+
+    pub fn get_turn(
+        &self,
+        caller: Principal,
+        id: u64,
+        owner: Option<Principal>,
+    ) -> ApiResult<TurnView> {
+        tool_host_engine::bus::turns::get_turn(self, caller, GetTurnArgs { id, owner })
+    }
+
+    /// Sets the builtins as an admin (the controller).
+    pub fn builtins(&self, enabled: &[&str], pinned: &[&str]) -> ApiResult<BuiltinsView> {
+        tool_host_engine::bus::settings::set_builtins(
+            self,
+            controller(),
+            BuiltinSettings {
+                enabled: enabled.iter().map(|s| s.to_string()).collect(),
+                pinned: pinned.iter().map(|s| s.to_string()).collect(),
+                unpinned: None,
+                default_time_zone: None,
+            },
+        )
     }
 
     pub fn confirm(&self, caller: Principal, id: u64, digest: &[u8]) -> ApiResult<ToolResult> {
@@ -433,6 +508,24 @@ impl Runtime for World {
         }
         if update && self.yield_calls.get() {
             YieldOnce(false).await;
+        }
+        if canister == handler_id() {
+            if self.yield_handler.get() {
+                YieldOnce(false).await;
+            }
+            return match method {
+                "tool_host_escalation" => self
+                    .handler_replies
+                    .borrow_mut()
+                    .pop_front()
+                    .unwrap_or_else(|| {
+                        CallOutcome::Replied(candid::encode_one(EscalationReply::Ok).unwrap())
+                    }),
+                other => CallOutcome::Rejected {
+                    code: 5,
+                    message: format!("no method {other}"),
+                },
+            };
         }
         let archive = self.ledger.borrow().chain.archive_id;
         let reply = if canister == archive && method == "icrc3_get_blocks" {
