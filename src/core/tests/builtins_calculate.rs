@@ -6,8 +6,13 @@ use tool_host_core::builtin::{run_pure, Builtin};
 use tool_host_core::issue::Code;
 
 fn calc(expression: &str) -> Value {
-    run_pure(Builtin::Calculate, &json!({ "expression": expression }), 0, "UTC")
-        .unwrap_or_else(|e| panic!("{expression}: {e:?}"))
+    run_pure(
+        Builtin::Calculate,
+        &json!({ "expression": expression }),
+        0,
+        "UTC",
+    )
+    .unwrap_or_else(|e| panic!("{expression}: {e:?}"))
 }
 
 fn result(expression: &str) -> String {
@@ -222,8 +227,14 @@ fn nesting_past_the_bound_is_refused() {
 
 #[test]
 fn large_and_small_inexact_answers_are_scientific() {
-    assert_eq!(result("sqrt(2) * 10^40"), "1.41421356237309504880168872421e+40");
-    assert_eq!(result("sqrt(2) / 10^30"), "1.41421356237309504880168872421e-30");
+    assert_eq!(
+        result("sqrt(2) * 10^40"),
+        "1.41421356237309504880168872421e+40"
+    );
+    assert_eq!(
+        result("sqrt(2) / 10^30"),
+        "1.41421356237309504880168872421e-30"
+    );
     assert_eq!(result("sqrt(2) * 1000"), "1414.21356237309504880168872421");
 }
 
@@ -241,8 +252,8 @@ fn calculate_refuses_unknown_keys_and_a_missing_expression() {
     let missing = run_pure(Builtin::Calculate, &json!({ "expression": null }), 0, "UTC")
         .expect_err("null is absent");
     assert_eq!(missing[0].code, Code::Missing);
-    let typed = run_pure(Builtin::Calculate, &json!({ "expression": 5 }), 0, "UTC")
-        .expect_err("a number");
+    let typed =
+        run_pure(Builtin::Calculate, &json!({ "expression": 5 }), 0, "UTC").expect_err("a number");
     assert_eq!(typed[0].code, Code::Type);
     let not_object = run_pure(Builtin::Calculate, &json!("1+1"), 0, "UTC").expect_err("text");
     assert_eq!(not_object[0].code, Code::Input);

@@ -421,7 +421,7 @@ fn exp(y: &BigRational) -> BigRational {
     let mut sum = one.clone();
     let mut i: u64 = 1;
     loop {
-        term = (term * &r >> f) / BigInt::from(i);
+        term = ((term * &r) >> f) / BigInt::from(i);
         if term.is_zero() {
             break;
         }
