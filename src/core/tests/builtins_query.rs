@@ -41,7 +41,7 @@ fn after_a_wildcard_the_rest_of_the_path_applies_to_each_element() {
         json!({ "found": true, "value": [120, 80, 45.5] })
     );
     assert_eq!(
-        found("$.invoices[*].lines[*].sku"),
+        found("$.invoices.*.lines[*].sku"),
         json!({ "found": true, "value": ["A-1", "A-2", "C-9"] })
     );
 }
