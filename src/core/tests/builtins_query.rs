@@ -215,3 +215,35 @@ fn each_builtin_decl_passes_the_bus_checks() {
         assert_eq!(check_decl(&d), Ok(()), "{}", d.name);
     }
 }
+
+/// The schemas' `pattern: "\S"` (ECMAScript, as a provider runs it) and the readers call the
+/// same texts blank.
+#[test]
+fn a_blank_answer_or_reason_is_what_the_schema_pattern_calls_blank() {
+    let pattern = regress::Regex::with_flags("\\S", "u").unwrap();
+    for text in [
+        " ", "\t\n", "\u{feff}", "\u{85}", "\u{a0}", "\u{3000}", "\u{200b}", "x", " a ",
+    ] {
+        let schema_takes = pattern.find(text).is_some();
+        let reader_takes = read_finish(&json!({ "answer": text })).is_ok();
+        assert_eq!(schema_takes, reader_takes, "{text:?}");
+        let reason_taken = read_escalate(&json!({ "reason": text })).is_ok();
+        assert_eq!(schema_takes, reason_taken, "{text:?}");
+    }
+}
+
+#[test]
+fn a_document_is_bounded_in_characters_as_its_schema_says() {
+    use tool_host_core::builtin::json_query::MAX_DOCUMENT_CHARS;
+    let decl = Builtin::JsonQuery.decl("UTC");
+    assert_eq!(
+        decl.input_schema["properties"]["document"]["maxLength"],
+        json!(MAX_DOCUMENT_CHARS)
+    );
+    // Multi-byte text up to the character bound is read; one character more is refused.
+    let body = "é".repeat(MAX_DOCUMENT_CHARS - 2);
+    let doc = format!("\"{body}\"");
+    assert_eq!(query(&doc, "$").unwrap()["found"], json!(true));
+    let over = format!("\"{body}é\"");
+    assert_eq!(query(&over, "$").unwrap_err()[0].code, Code::TooLarge);
+}

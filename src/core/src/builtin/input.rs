@@ -137,9 +137,25 @@ impl<'a> Input<'a> {
     }
 }
 
+/// ECMAScript's `\s` (WhiteSpace and LineTerminator): the schemas' `pattern: "\S"` and this
+/// reader call the same texts blank (Rust's `is_whitespace` differs at U+0085 and U+FEFF).
+pub(crate) fn ecma_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
 /// A text that must hold more than white space.
 pub(crate) fn not_blank(key: &str, s: &str) -> Result<(), Issue> {
-    if s.trim().is_empty() {
+    if s.chars().all(ecma_space) {
         Err(issue(
             key,
             Code::Missing,

@@ -12,9 +12,11 @@ use crate::builtin::input::{issue, Input};
 use crate::issue::{Code, Issue};
 use serde_json::{json, Value};
 
-/// The largest document read: 1 MiB of text, 64 levels, 100 000 values.
+/// The largest document read: 2^20 characters (so at most 4 MiB of UTF-8), 64 levels,
+/// 100 000 values. The character bound is the schema's `maxLength`; the byte bound never binds
+/// before it.
 pub const DOCUMENT: JsonLimits = JsonLimits {
-    max_bytes: 1 << 20,
+    max_bytes: 4 << 20,
     max_depth: 64,
     max_values: 100_000,
 };
@@ -22,7 +24,7 @@ pub const DOCUMENT: JsonLimits = JsonLimits {
 /// The longest path read, in characters.
 pub const MAX_PATH: usize = 1000;
 
-/// The most characters of document text taken (as JSON Schema counts: at most `max_bytes`).
+/// The most characters of document text taken (as JSON Schema's `maxLength` counts).
 pub const MAX_DOCUMENT_CHARS: usize = 1 << 20;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
