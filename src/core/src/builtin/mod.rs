@@ -184,6 +184,8 @@ fn think_parts() -> (String, Value, Value) {
     (description, input, output)
 }
 
+/// The engine makes `finish`'s and `escalate`'s answers: their output schemas fix the one
+/// member a model acts on and leave room for what the engine adds (an inbox id).
 fn finish_parts() -> (String, Value, Value) {
     let description = "Say you are done and give the final answer: call this once, last. The         turn is then finished and its answer is this text."
         .to_string();
@@ -198,8 +200,7 @@ fn finish_parts() -> (String, Value, Value) {
     let output = json!({
         "type": "object",
         "properties": { "finished": { "type": "boolean" } },
-        "required": ["finished"],
-        "additionalProperties": false
+        "required": ["finished"]
     });
     (description, input, output)
 }
@@ -221,8 +222,7 @@ fn escalate_parts() -> (String, Value, Value) {
         "properties": {
             "delivered": { "type": "boolean", "description": "Whether a handler the owner configured accepted it." }
         },
-        "required": ["delivered"],
-        "additionalProperties": false
+        "required": ["delivered"]
     });
     (description, input, output)
 }
