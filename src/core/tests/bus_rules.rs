@@ -549,3 +549,16 @@ fn every_format_has_a_name_and_round_trips() {
     }
     assert_eq!(ToolFormat::from_name("yaml"), None);
 }
+
+#[test]
+fn the_docs_worked_example_scores_as_docs_bus_md_says() {
+    let d = icrc_decls();
+    let get = |n: &str| d.iter().find(|d| d.name == n).unwrap();
+    // transfer: title 4 + description 2; fee: name 8 + title 4 + description 2; 5 calls: 3.
+    assert_eq!(score("Transfer fee?", get("icrc1_fee"), 5), 2003);
+    // transfer: name 8 + title 4; fee: nowhere.
+    assert_eq!(
+        score("Transfer fee?", get("prepare_icrc1_transfer"), 0),
+        1200
+    );
+}
