@@ -268,3 +268,15 @@ fn markdown_lists_each_tool_its_inputs_and_how_to_call() {
     assert!(md.contains("Allowed values: `\"ryjl3-tyaaa-aaaaa-aaaba-cai\"`"));
     assert!(md.contains("optional)"));
 }
+
+#[test]
+fn markdown_lists_nested_inputs_under_their_parent() {
+    let d = optional_decl();
+    let md = render(&[&d], ToolFormat::Markdown);
+    assert!(md.contains("- `tags` (array, optional)"), "{md}");
+    assert!(md.contains("\n  - `k` (string, optional)"), "{md}");
+    assert!(
+        md.contains("- `mode` (string, optional) Allowed values: `\"fast\"`, `\"full\"`."),
+        "{md}"
+    );
+}

@@ -62,8 +62,11 @@ fn inputs(schema: &Value, depth: usize, out: &mut String) {
     }
 }
 
-/// The object schema of a property, looking through a nullable `anyOf`.
+/// The object schema of a property, looking through a nullable `anyOf` and an array's `items`.
 fn object_of(s: &Value) -> &Value {
+    if let Some(items) = s.get("items") {
+        return object_of(items);
+    }
     match s.get("anyOf").and_then(Value::as_array) {
         Some(members) => members
             .iter()

@@ -58,7 +58,8 @@ pub fn render(decls: &[&ToolDecl], format: ToolFormat) -> String {
     serde_json::to_string_pretty(&shapes).unwrap_or_default()
 }
 
-/// One declaration in a JSON format's shape (`Markdown` is text: see `render`).
+/// One declaration in a JSON format's shape. `Markdown` has no JSON shape (it is text, see
+/// `render`); asked for one, this gives the `JsonSchema` shape.
 pub fn shape(d: &ToolDecl, format: ToolFormat) -> Value {
     match format {
         ToolFormat::Mcp => mcp(d),
