@@ -208,7 +208,6 @@ fn each_builtin_declares_its_label_schema_and_source() {
 }
 
 #[test]
-#[ignore = "needs bus::check_decl (wt-bus)"]
 fn each_builtin_decl_passes_the_bus_checks() {
     for b in Builtin::ALL {
         let d = b.decl("Europe/London");

@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use regex_lite::Regex;
 use serde_json::{json, Value};
+use tool_host_core::builtin::Builtin;
 use tool_host_core::bus::{host_decls, render, strict_schema, ToolDecl, ToolFormat, ToolSource};
 use tool_host_core::packs::pack;
 use tool_host_core::plan::build_tool_plans;
@@ -14,6 +15,8 @@ fn shapes(format: ToolFormat) -> Vec<Value> {
     let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
     let mut decls = host_decls(&plans, &[ledger()]);
     decls.push(optional_decl());
+    // The builtins pass the same providers' rules.
+    decls.extend(Builtin::ALL.map(|b| b.decl("Europe/London")));
     let refs: Vec<&ToolDecl> = decls.iter().collect();
     let v: Value = serde_json::from_str(&render(&refs, format)).unwrap();
     v.as_array().unwrap().clone()

@@ -78,6 +78,14 @@ impl Builtin {
             Builtin::Finish => ("Finish", finish_parts()),
             Builtin::Escalate => ("Escalate to a person", escalate_parts()),
         };
+        // The dialect, as the form tools' schemas name it.
+        let mut input = input;
+        if let Some(o) = input.as_object_mut() {
+            o.insert(
+                "$schema".into(),
+                Value::String(crate::schema::JSON_SCHEMA_DIALECT.into()),
+            );
+        }
         ToolDecl {
             name: self.name().to_string(),
             title: title.to_string(),
