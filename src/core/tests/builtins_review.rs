@@ -209,3 +209,45 @@ fn zone_names_with_spaces_are_refused_by_schema_and_reader_alike() {
         assert_eq!(issues[0].code, Code::Format, "{s:?}");
     }
 }
+
+#[test]
+fn an_identity_that_is_zero_is_never_answered_with_digits() {
+    // Each is exactly 0; computed through approximations it must come back exact 0 or refused
+    // (E_PRECISION), never as digits of rounding noise with 30 significant digits claimed.
+    let xs = [
+        "2",
+        "3",
+        "0.5",
+        "1e-30",
+        "1e30",
+        "7.25",
+        "123456789",
+        "1.0000001",
+        "0.999999",
+        "1e-300",
+        "1e300",
+        "(17/3)",
+    ];
+    for x in xs {
+        for y in xs {
+            for e in [
+                format!("sqrt({x})*sqrt({x}) - {x}"),
+                format!("ln({x}) + ln({y}) - ln({x}*{y})"),
+                format!("log({x}) - ln({x})/ln(10)"),
+                format!("({x})^(1/3) * ({x})^(2/3) - {x}"),
+                format!("sqrt({x})/sqrt({y}) - sqrt({x}/{y})"),
+                format!("(sqrt({x}) + sqrt({y}))^2 - {x} - {y} - 2*sqrt({x}*{y})"),
+                format!("({x})^({y}/7) / ({x})^({y}/14) - ({x})^({y}/14)"),
+            ] {
+                match evaluate(&e) {
+                    Ok(a) => assert!(a.exact && a.result == "0", "{e}: {a:?}"),
+                    // Range: a power too large to take at all.
+                    Err(err) => assert!(
+                        matches!(err.code, Code::Precision | Code::Range),
+                        "{e}: {err:?}"
+                    ),
+                }
+            }
+        }
+    }
+}
