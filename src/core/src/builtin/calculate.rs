@@ -1,6 +1,7 @@
 //! `calculate`: arithmetic parsed, never evaluated as code. Exact over rationals of big integers
 //! (`num-bigint` + `num-rational`) for `+ - * / %` and whole powers; `sqrt`, `ln`, `log` and
-//! fractional powers to 30 significant digits, computed in big-integer fixed point, and exact
+//! fractional powers to 30 significant digits (fewer, stated, when approximations cancel: each
+//! carries an error bound), computed in big-integer fixed point, and exact
 //! whenever the answer is rational (`sqrt(144)` is 12, `log(1000)` is 3, `8^(1/3)` is 2).
 //!
 //! Grammar (loosest first): `+ -` (left), `* / %` (left), unary `-`, `^` (right, and its
@@ -44,6 +45,9 @@ pub struct Answer {
     pub result: String,
     pub exact: bool,
     pub fraction: Option<String>,
+    /// How many significant digits an inexact `result` holds: `SIGNIFICANT_DIGITS`, or fewer
+    /// when approximations cancelled.
+    pub significant_digits: Option<usize>,
 }
 
 impl Answer {
@@ -52,8 +56,8 @@ impl Answer {
         if let Some(f) = &self.fraction {
             v["fraction"] = json!(f);
         }
-        if !self.exact {
-            v["significant_digits"] = json!(SIGNIFICANT_DIGITS);
+        if let Some(d) = self.significant_digits {
+            v["significant_digits"] = json!(d);
         }
         v
     }
@@ -72,7 +76,7 @@ pub fn evaluate(expression: &str) -> Result<Answer, CalcError> {
     let tokens = lex::tokens(expression)?;
     let tree = parse::parse(&tokens, chars)?;
     let value = tree.eval()?;
-    Ok(value.answer())
+    value.answer(1)
 }
 
 pub(crate) fn run(input: &Value) -> Result<Value, Vec<Issue>> {
@@ -95,7 +99,7 @@ pub(crate) fn decl_parts() -> (String, Value, Value) {
          (1_000 and 1e3 allowed), + - * / % ^, brackets and sqrt abs round floor ceil ln log \
          (log is base 10; round is half away from zero; % keeps the dividend's sign). Exact for \
          + - * / % and whole powers; sqrt, ln, log and fractional powers to {SIGNIFICANT_DIGITS} \
-         significant digits. -2^2 is -4 and 2^3^2 is 512. Anything else is refused with its \
+         significant digits (fewer, and said so, when approximations cancel). -2^2 is -4 and 2^3^2 is 512. Anything else is refused with its \
          position. Example: (1250 * 0.2) + 99, or sqrt(144)."
     );
     let input = json!({

@@ -13,6 +13,10 @@ pub const FORMATS: [&str; 4] = ["iso", "human", "date", "time"];
 /// The longest zone name read (the database's longest is 32).
 pub const MAX_ZONE: usize = 64;
 
+/// The shape of an IANA zone name (tzdb's Theory: ASCII letters, digits, `_ - +`, parts between
+/// `/`), as the schema's `pattern`: a name with spaces around it is refused by both.
+pub const ZONE_PATTERN: &str = "^[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*$";
+
 /// The zone of the compiled-in database that `name` names (case aside), or why not.
 pub fn zone(name: &str) -> Result<TimeZone, String> {
     if name.is_empty() || name.chars().count() > MAX_ZONE {
@@ -114,6 +118,7 @@ pub(crate) fn decl_parts(default_zone: &str) -> (String, Value, Value) {
             "timezone": {
                 "type": ["string", "null"],
                 "maxLength": MAX_ZONE,
+                "pattern": ZONE_PATTERN,
                 "description": format!("IANA zone such as Europe/London or Asia/Kolkata. Defaults to {default_zone}.")
             },
             "format": {

@@ -40,6 +40,10 @@ pub enum When {
     },
 }
 
+/// The shapes `parse` reads, as the schemas' `pattern` (ECMAScript): what is left for the
+/// reader alone is the calendar (no 2026-02-30, no hour 24).
+pub const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2}))?$";
+
 pub fn leap(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
@@ -339,10 +343,17 @@ fn read_amount(input: &Input<'_>) -> Result<Option<i64>, Issue> {
     let Some(v) = input.value("amount") else {
         return Ok(None);
     };
+    // A whole number past the bound (1e20, 2^64 − 1) is out of range, not a fraction.
     let n = if let Some(i) = v.as_i64() {
         Some(i)
     } else if let Some(f) = v.as_f64() {
-        (f.fract() == 0.0 && f.abs() <= MAX_AMOUNT as f64).then_some(f as i64)
+        (f.fract() == 0.0).then(|| {
+            if f.abs() <= MAX_AMOUNT as f64 {
+                f as i64
+            } else {
+                i64::MAX
+            }
+        })
     } else {
         return Err(issue(
             "amount",
@@ -493,10 +504,10 @@ pub(crate) fn decl_parts() -> (String, Value, Value) {
         "type": "object",
         "properties": {
             "operation": { "type": "string", "enum": OPERATIONS },
-            "date": { "type": "string", "minLength": 10, "maxLength": MAX_DATE, "description": "ISO, as in 2026-03-31, or an RFC 3339 date-time." },
+            "date": { "type": "string", "minLength": 10, "maxLength": MAX_DATE, "pattern": DATE_PATTERN, "description": "ISO, as in 2026-03-31, or an RFC 3339 date-time." },
             "unit": { "type": "string", "enum": UNITS },
             "amount": { "type": ["integer", "null"], "minimum": -MAX_AMOUNT, "maximum": MAX_AMOUNT, "description": "For add and subtract: a whole number." },
-            "to": { "type": ["string", "null"], "minLength": 10, "maxLength": MAX_DATE, "description": "The other date, for difference (the same form as date)." }
+            "to": { "type": ["string", "null"], "minLength": 10, "maxLength": MAX_DATE, "pattern": DATE_PATTERN, "description": "The other date, for difference (the same form as date)." }
         },
         "required": ["operation", "date", "unit"],
         "additionalProperties": false

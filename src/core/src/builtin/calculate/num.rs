@@ -23,10 +23,54 @@ const WORK_BITS: u64 = 170;
 /// The fixed-point bits the series run with.
 const SERIES_BITS: u64 = 256;
 
+/// An approximation also carries a bound on its error: |true − v| ≤ 2^err. The bound follows
+/// each step (rounding, the functions' own error, and how each operation carries its operands'
+/// errors), so cancellation (`sqrt(2) - 1.414...`) shows as digits lost, and a whole number
+/// taken from an approximation is exact only when the bound says it cannot be another.
 #[derive(Clone, Debug)]
 pub struct Val {
     v: BigRational,
     exact: bool,
+    /// log2 of the error bound; meaningful only when not exact.
+    err: i64,
+}
+
+/// "No error": below any bound that matters, and far from overflowing when added to.
+const NONE: i64 = i64::MIN / 4;
+
+/// An upper bound of log2 |v| (`NONE` for zero).
+fn hi(v: &BigRational) -> i64 {
+    if v.is_zero() {
+        NONE
+    } else {
+        magnitude(v) + 1
+    }
+}
+
+/// A lower bound of log2 |v| (`NONE` for zero).
+fn lo(v: &BigRational) -> i64 {
+    if v.is_zero() {
+        NONE
+    } else {
+        magnitude(v) - 1
+    }
+}
+
+/// 2^e for any whole e.
+fn p2(e: i64) -> BigRational {
+    if e >= 0 {
+        BigRational::from_integer(pow2(e as u64))
+    } else {
+        BigRational::from_integer(pow2(e.unsigned_abs())).recip()
+    }
+}
+
+fn lost(pos: usize, what: &str) -> CalcError {
+    err(
+        Code::Precision,
+        pos,
+        format!("{what}: the approximations here cancel or blur so far that no digit of the result is certain (write the exact value, or rearrange to avoid subtracting nearly equal approximations)"),
+    )
 }
 
 fn err(code: Code, pos: usize, message: impl Into<String>) -> CalcError {
@@ -63,12 +107,52 @@ fn approximate(v: BigRational) -> BigRational {
 
 impl Val {
     pub fn exact(v: BigRational, pos: usize) -> Result<Val, CalcError> {
-        Val { v, exact: true }.checked(pos)
+        Val {
+            v,
+            exact: true,
+            err: NONE,
+        }
+        .checked(pos)
     }
 
-    fn made(v: BigRational, exact: bool, pos: usize) -> Result<Val, CalcError> {
-        let v = if exact { v } else { approximate(v) };
-        Val { v, exact }.checked(pos)
+    /// A value computed from operands whose error (when not exact) is at most 2^err; rounding
+    /// an approximation to `WORK_BITS` adds its own.
+    fn made(v: BigRational, exact: bool, err: i64, pos: usize) -> Result<Val, CalcError> {
+        if exact {
+            return Val::exact(v, pos);
+        }
+        let err = err.max(hi(&v) - WORK_BITS as i64) + 1;
+        Val {
+            v: approximate(v),
+            exact: false,
+            err,
+        }
+        .checked(pos)
+    }
+
+    /// The error bound in log2 (`NONE` when exact).
+    fn e(&self) -> i64 {
+        if self.exact {
+            NONE
+        } else {
+            self.err
+        }
+    }
+
+    /// An upper bound of log2 of the true value's size.
+    fn bound(&self) -> i64 {
+        hi(&self.v).max(self.e()) + 1
+    }
+
+    /// log2 of a bound on the relative error, or refused when the value may be zero.
+    fn relative(&self, pos: usize, what: &str) -> Result<i64, CalcError> {
+        if self.exact {
+            return Ok(NONE);
+        }
+        if self.v.is_zero() || self.err >= lo(&self.v) - 1 {
+            return Err(lost(pos, what));
+        }
+        Ok(self.err - lo(&self.v) + 1)
     }
 
     /// Refuses a value past the size bound.
@@ -91,26 +175,41 @@ impl Val {
     }
 
     pub fn neg(self, pos: usize) -> Result<Val, CalcError> {
-        Val::made(-self.v, self.exact, pos)
+        Val::made(-self.v, self.exact, self.err, pos)
     }
 
     pub fn add(&self, b: &Val, pos: usize) -> Result<Val, CalcError> {
-        Val::made(&self.v + &b.v, self.exact && b.exact, pos)
+        let e = self.e().max(b.e()) + 1;
+        Val::made(&self.v + &b.v, self.exact && b.exact, e, pos)
     }
 
     pub fn sub(&self, b: &Val, pos: usize) -> Result<Val, CalcError> {
-        Val::made(&self.v - &b.v, self.exact && b.exact, pos)
+        let e = self.e().max(b.e()) + 1;
+        Val::made(&self.v - &b.v, self.exact && b.exact, e, pos)
     }
 
+    /// ab − AB = a(b − B) + B(a − A).
     pub fn mul(&self, b: &Val, pos: usize) -> Result<Val, CalcError> {
-        Val::made(&self.v * &b.v, self.exact && b.exact, pos)
+        let e = (self.bound() + b.e()).max(hi(&b.v) + self.e()) + 1;
+        Val::made(&self.v * &b.v, self.exact && b.exact, e, pos)
+    }
+
+    /// The error bound of A/B: a/b − A/B = (a − A)/b + A(B − b)/(bB), with |b| ≥ |B|/2.
+    fn quotient_err(&self, b: &Val, pos: usize) -> Result<i64, CalcError> {
+        if self.exact && b.exact {
+            return Ok(NONE);
+        }
+        b.relative(pos, "the divisor")?;
+        let low = lo(&b.v) - 1;
+        Ok((self.e() - low).max(hi(&self.v) + b.e() - low - lo(&b.v)) + 1)
     }
 
     pub fn div(&self, b: &Val, pos: usize) -> Result<Val, CalcError> {
         if b.v.is_zero() {
             return Err(err(Code::Range, pos, "division by zero"));
         }
-        Val::made(&self.v / &b.v, self.exact && b.exact, pos)
+        let e = self.quotient_err(b, pos)?;
+        Val::made(&self.v / &b.v, self.exact && b.exact, e, pos)
     }
 
     /// The remainder of truncated division: its sign is the dividend's (`-7 % 3` is -1).
@@ -118,8 +217,21 @@ impl Val {
         if b.v.is_zero() {
             return Err(err(Code::Range, pos, "% by zero"));
         }
-        let q = (&self.v / &b.v).trunc();
-        Val::made(&self.v - &b.v * q, self.exact && b.exact, pos)
+        let ratio = &self.v / &b.v;
+        let q = ratio.trunc();
+        let exact = self.exact && b.exact;
+        let mut e = NONE;
+        if !exact {
+            // The quotient's whole part must be certain, or the remainder is off by b.
+            let qe = self.quotient_err(b, pos)?;
+            let f = (&ratio - &q).abs();
+            let d = f.clone().min(BigRational::one() - f);
+            if d <= p2(qe + 1) {
+                return Err(lost(pos, "the whole quotient of this %"));
+            }
+            e = self.e().max(hi(&q) + b.e()) + 1;
+        }
+        Val::made(&self.v - &b.v * q, exact, e, pos)
     }
 
     pub fn pow(&self, b: &Val, pos: usize) -> Result<Val, CalcError> {
@@ -135,7 +247,7 @@ impl Val {
         }
         if self.v.is_zero() {
             return if b.v.is_positive() {
-                Val::made(BigRational::zero(), self.exact && b.exact, pos)
+                Val::made(BigRational::zero(), self.exact && b.exact, self.e(), pos)
             } else {
                 Err(err(
                     Code::Range,
@@ -149,21 +261,29 @@ impl Val {
                 return Val {
                     v: root,
                     exact: true,
+                    err: NONE,
                 }
                 .whole_power(b.v.numer(), pos);
             }
         }
         // a^b = exp(b ln a), bounded so the result fits.
-        let y = &b.v * ln(&self.v);
+        let y = b.mul(&self.clone().call(Func::Ln, pos)?, pos)?;
         let limit = BigRational::from_integer(BigInt::from(MAX_BITS as i64 * 7 / 10));
-        if y.abs() > limit {
+        if y.v.abs() > limit {
             return Err(err(
                 Code::Range,
                 pos,
                 format!("the power here is beyond about 10^±{}", MAX_BITS * 3 / 10),
             ));
         }
-        Val::made(exp(&y), false, pos)
+        if y.e() >= -2 {
+            return Err(lost(pos, "the exponent of this power"));
+        }
+        // |e^y − e^Y| ≤ e^Y · 2|y − Y| when |y − Y| ≤ 1/4; the series' own error is below
+        // 2^-240 relative.
+        let v = exp(&y.v);
+        let e = (hi(&v) + y.e() + 1).max(hi(&v) - 240) + 1;
+        Val::made(v, false, e, pos)
     }
 
     fn whole_power(&self, n: &BigInt, pos: usize) -> Result<Val, CalcError> {
@@ -171,7 +291,21 @@ impl Val {
             return Ok(Val {
                 v: BigRational::one(),
                 exact: self.exact,
+                err: if self.exact {
+                    NONE
+                } else {
+                    -(WORK_BITS as i64)
+                },
             });
+        }
+        // ±1 to any whole power is ±1, however large the exponent.
+        if self.exact && self.v.abs().is_one() {
+            let v = if self.v.is_negative() && n.is_odd() {
+                -BigRational::one()
+            } else {
+                BigRational::one()
+            };
+            return Val::exact(v, pos);
         }
         if self.v.is_zero() {
             return if n.is_positive() {
@@ -224,6 +358,7 @@ impl Val {
                     return Val {
                         v: base,
                         exact: self.exact,
+                        err: NONE,
                     }
                     .checked(pos);
                 }
@@ -232,13 +367,25 @@ impl Val {
         if n.is_negative() {
             result = result.recip();
         }
-        Val::made(result, self.exact, pos)
+        let mut e = NONE;
+        if !self.exact {
+            // Relative errors multiply by the exponent; each of the ≤ 2·log2(n) roundings adds
+            // 2^-WORK_BITS relative, carried by what is left of the exponent.
+            let rel = self.relative(pos, "the base of this power")?;
+            let bits = e_bits(n) as i64;
+            let out = rel.max(-(WORK_BITS as i64) + 1) + bits + 2 + i64::from(n.is_negative());
+            if out >= -1 {
+                return Err(lost(pos, "this power of an approximation"));
+            }
+            e = hi(&result) + out + 1;
+        }
+        Val::made(result, self.exact, e, pos)
     }
 
     pub fn call(self, f: Func, pos: usize) -> Result<Val, CalcError> {
         let x = &self.v;
         match f {
-            Func::Abs => Val::made(x.abs(), self.exact, pos),
+            Func::Abs => Val::made(x.abs(), self.exact, self.err, pos),
             Func::Floor => self.to_whole(x.floor(), x - x.floor(), false, pos),
             Func::Ceil => self.to_whole(x.ceil(), x.ceil() - x, false, pos),
             Func::Round => self.to_whole(x.round(), x - x.floor(), true, pos),
@@ -252,10 +399,21 @@ impl Val {
                 }
                 if self.exact {
                     if let Some(r) = exact_root(x, &BigInt::from(2)) {
-                        return Val::made(r, true, pos);
+                        return Val::exact(r, pos);
                     }
                 }
-                Val::made(sqrt(x), false, pos)
+                let r = sqrt(x);
+                // |√a − √A| ≤ |a − A| / √A (or √|a − A| at A = 0); the integer root is good to
+                // 2·WORK_BITS bits.
+                let carried = if self.exact {
+                    NONE
+                } else if x.is_zero() {
+                    self.err / 2 + 1
+                } else {
+                    self.err - lo(x).div_euclid(2)
+                };
+                let e = carried.max(hi(&r) - 2 * WORK_BITS as i64) + 1;
+                Val::made(r, false, e, pos)
             }
             Func::Ln | Func::Log => {
                 if !x.is_positive() {
@@ -267,19 +425,34 @@ impl Val {
                 }
                 if f == Func::Ln {
                     if self.exact && x.is_one() {
-                        return Val::made(BigRational::zero(), true, pos);
+                        return Val::exact(BigRational::zero(), pos);
                     }
-                    return Val::made(ln(x), false, pos);
+                    return self.ln_val(pos);
                 }
                 if self.exact {
                     if let Some(n) = power_of_ten(x) {
-                        return Val::made(BigRational::from_integer(n), true, pos);
+                        return Val::exact(BigRational::from_integer(n), pos);
                     }
                 }
-                let ten = BigRational::from_integer(BigInt::from(10));
-                Val::made(ln(x) / ln(&ten), false, pos)
+                let ten = Val {
+                    v: BigRational::from_integer(BigInt::from(10)),
+                    exact: true,
+                    err: NONE,
+                };
+                self.ln_val(pos)?.div(&ten.ln_val(pos)?, pos)
             }
         }
+    }
+
+    /// ln of a positive value: |ln a − ln A| ≤ |a − A| / min(a, A), and the series' own error.
+    fn ln_val(&self, pos: usize) -> Result<Val, CalcError> {
+        let carried = if self.exact {
+            NONE
+        } else {
+            self.relative(pos, "the argument of ln or log")? + 1
+        };
+        let (v, own) = ln(&self.v);
+        Val::made(v, false, carried.max(own) + 1, pos)
     }
 
     /// floor / ceil / round. An approximation gives an exact whole number when it is farther
@@ -299,32 +472,48 @@ impl Val {
                 let g = BigRational::one() - &f;
                 f.min(g)
             };
-            let scale = self.v.abs().max(BigRational::one());
-            d * BigRational::from_integer(pow2(WORK_BITS - 20)) > scale
+            d > p2(self.err + 1)
         };
-        Val::made(w, exact, pos)
+        // Not certain: the true whole number may be the next one either way.
+        Val::made(w, exact, self.e().max(0) + 1, pos)
     }
 
-    pub fn answer(&self) -> Answer {
+    /// The answer: an approximation gives the digits its error bound vouches for, at most
+    /// `SIGNIFICANT_DIGITS`; one with none certain is refused (`E_PRECISION`).
+    pub fn answer(&self, pos: usize) -> Result<Answer, CalcError> {
         if self.exact {
             if let Some(d) = terminating(&self.v) {
-                return Answer {
+                return Ok(Answer {
                     result: d,
                     exact: true,
                     fraction: None,
-                };
+                    significant_digits: None,
+                });
             }
-            return Answer {
-                result: significant(&self.v),
+            return Ok(Answer {
+                result: significant(&self.v, SIGNIFICANT_DIGITS),
                 exact: false,
                 fraction: Some(format!("{}/{}", self.v.numer(), self.v.denom())),
-            };
+                significant_digits: Some(SIGNIFICANT_DIGITS),
+            });
         }
-        Answer {
-            result: significant(&self.v),
+        // Digits d are certain when the error is under half a unit of the d-th digit:
+        // 2^err ≤ 10^(e - d + 1) / 2 with 10^e ≤ |v|; from log2 |v| > lo.
+        let good = if self.v.is_zero() {
+            0
+        } else {
+            (((lo(&self.v) - self.err - 2) as f64) * std::f64::consts::LOG10_2).floor() as i64
+        };
+        let digits = good.clamp(0, SIGNIFICANT_DIGITS as i64) as usize;
+        if digits == 0 {
+            return Err(lost(pos, "the result"));
+        }
+        Ok(Answer {
+            result: significant(&self.v, digits),
             exact: false,
             fraction: None,
-        }
+            significant_digits: Some(digits),
+        })
     }
 }
 
@@ -390,7 +579,9 @@ fn ln2_fixed(f: u64) -> BigInt {
 }
 
 /// ln of a positive rational: x = y 2^k with y in (1/2, 2), ln y = 2 atanh((y-1)/(y+1)).
-fn ln(x: &BigRational) -> BigRational {
+/// Answers log2 of its own error bound too: the series and k ln 2 at f + 16 bits lose fewer
+/// than 2^10 units of the last place.
+fn ln(x: &BigRational) -> (BigRational, i64) {
     let k = magnitude(x);
     let y = if k >= 0 {
         x / BigRational::from_integer(pow2(k as u64))
@@ -406,7 +597,12 @@ fn ln(x: &BigRational) -> BigRational {
             (-magnitude(&t)).max(0) as u64
         };
     let sum = atanh_fixed(&t, f + 16) * 2 + ln2_fixed(f + 16) * BigInt::from(k);
-    BigRational::new(sum, pow2(f + 16))
+    (BigRational::new(sum, pow2(f + 16)), -(f as i64) + 10)
+}
+
+/// The bits of |n| (log2 upper bound).
+fn e_bits(n: &BigInt) -> u64 {
+    n.bits()
 }
 
 /// exp of a rational of modest size: y = k ln 2 + r, exp(r) by its series, times 2^k.
@@ -497,14 +693,14 @@ fn rounded_digits(v: &BigRational, n: usize) -> (BigInt, i64) {
     }
 }
 
-/// A value to `SIGNIFICANT_DIGITS` digits, trailing zeros dropped; plain from 1e-20 to 1e30,
+/// A value to `n` significant digits, trailing zeros dropped; plain from 1e-20 to 1e30,
 /// scientific (`1.5e+40`) outside.
-fn significant(v: &BigRational) -> String {
+fn significant(v: &BigRational, n: usize) -> String {
     if v.is_zero() {
         return "0".into();
     }
     let sign = if v.is_negative() { "-" } else { "" };
-    let (m, e) = rounded_digits(v, SIGNIFICANT_DIGITS);
+    let (m, e) = rounded_digits(v, n);
     let digits = m.to_string();
     let digits = digits.trim_end_matches('0');
     let digits = if digits.is_empty() { "0" } else { digits };
