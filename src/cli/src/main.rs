@@ -11,7 +11,7 @@ use tool_host_core::form::parse_form;
 use tool_host_core::plan::{build_tool_plans, FormRef, CANISTER_PARAM};
 use tool_host_core::read::{parse_input, read_tool_input, Canister, ReadContext};
 use tool_host_core::text::principal::parse_principal;
-use tool_host_core::{candid_types, codec, display, packs, schema};
+use tool_host_core::{bus, candid_types, codec, display, packs};
 
 mod agent;
 
@@ -37,15 +37,19 @@ struct Forms {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The MCP tool definitions, sorted by name.
+    /// The tools, sorted by name, in a provider's format (docs/bus.md).
     Tools {
         #[command(flatten)]
         forms: Forms,
         /// A JSON array of {id, label, refs} for the target canisters.
         #[arg(long)]
         canisters: Option<String>,
+        /// mcp, openai, openai_responses, anthropic, markdown or jsonschema.
+        #[arg(long, default_value = "mcp")]
+        format: String,
     },
-    /// The tools a set of forms gives and the methods it skips, with reasons.
+    /// The tools a set of forms gives, the methods it skips, the declarations a provider would
+    /// refuse and the pairs of tools a model could not tell apart (warnings).
     Lint {
         #[command(flatten)]
         forms: Forms,
@@ -105,6 +109,10 @@ fn main() -> ExitCode {
         }
         Ok(Printed::Json(v)) => {
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Ok(Printed::Text(t)) => {
+            println!("{t}");
             ExitCode::SUCCESS
         }
         Err(Fail(v, code)) => {
@@ -192,6 +200,26 @@ fn parse_canisters(text: &str) -> Result<Vec<Canister>, Fail> {
     Ok(out)
 }
 
+/// `tools --format F`: the host's declarations rendered as the bus renders them.
+fn tools(forms: &Forms, canisters: Option<&str>, format: &str) -> Result<String, Fail> {
+    let format = bus::ToolFormat::from_name(format).ok_or_else(|| {
+        let names: Vec<&str> = bus::ToolFormat::ALL.iter().map(|f| f.as_str()).collect();
+        usage(format!(
+            "no format '{format}' (formats: {})",
+            names.join(", ")
+        ))
+    })?;
+    let forms = load_forms(forms)?;
+    let canisters = match canisters {
+        Some(c) => parse_canisters(&read_file_or_text(c)?)?,
+        None => vec![],
+    };
+    let plans = build_tool_plans(&forms);
+    let decls = bus::host_decls(&plans, &canisters);
+    let refs: Vec<&bus::ToolDecl> = decls.iter().collect();
+    Ok(bus::render(&refs, format))
+}
+
 fn read_file_or_text(arg: &str) -> Result<String, Fail> {
     if arg.trim_start().starts_with('[') || arg.trim_start().starts_with('{') {
         Ok(arg.to_string())
@@ -205,11 +233,18 @@ fn read_file_or_text(arg: &str) -> Result<String, Fail> {
 enum Printed {
     Value(Value),
     Json(tool_host_core::agent::Json),
+    /// Already rendered (a provider format: JSON text or Markdown).
+    Text(String),
 }
 
 fn run(cmd: Command) -> Result<Printed, Fail> {
     match cmd {
         Command::Agent { command } => agent::run(command).map(Printed::Json),
+        Command::Tools {
+            forms,
+            canisters,
+            format,
+        } => tools(&forms, canisters.as_deref(), &format).map(Printed::Text),
         other => run_forms(other).map(Printed::Value),
     }
 }
@@ -217,19 +252,22 @@ fn run(cmd: Command) -> Result<Printed, Fail> {
 fn run_forms(cmd: Command) -> Result<Value, Fail> {
     match cmd {
         Command::Agent { .. } => Err(usage("the agent commands are run by agent::run")),
-        Command::Tools { forms, canisters } => {
-            let forms = load_forms(&forms)?;
-            let canisters = match canisters {
-                Some(c) => parse_canisters(&read_file_or_text(&c)?)?,
-                None => vec![],
-            };
-            let plans = build_tool_plans(&forms);
-            Ok(Value::Array(schema::tool_definitions(&plans, &canisters)))
-        }
+        Command::Tools { .. } => Err(usage("the tools command is run by tools()")),
         Command::Lint { forms } => {
             let forms = load_forms(&forms)?;
             let plans = build_tool_plans(&forms);
-            Ok(json!({ "tools": plans.tool_names(), "skipped": plans.skipped }))
+            let decls = bus::host_decls(&plans, &[]);
+            let issues: Vec<bus::DeclIssue> = decls
+                .iter()
+                .filter_map(|d| bus::check_decl(d).err())
+                .flatten()
+                .collect();
+            Ok(json!({
+                "tools": plans.tool_names(),
+                "skipped": plans.skipped,
+                "declaration_issues": issues,
+                "overlaps": bus::overlap_warnings(&decls),
+            }))
         }
         Command::Read {
             forms,

@@ -72,14 +72,71 @@ pub fn label_of(plan: &ToolPlan) -> Option<EffectLabel> {
 
 /// A form tool's declaration (its schema as `list_tools` has always given it).
 pub fn decl_of_plan(plan: &ToolPlan, canisters: &[Canister]) -> ToolDecl {
-    let _ = (plan, canisters);
-    unimplemented!("bus helper")
+    let def = crate::schema::tool_definition(plan, canisters);
+    ToolDecl {
+        name: plan.name.clone(),
+        title: plan.title.clone(),
+        description: plan.description.clone(),
+        effect: label_of(plan),
+        input_schema: def["inputSchema"].clone(),
+        output_schema: None,
+        source: ToolSource::Form {
+            form_id: plan.form.id.clone(),
+        },
+    }
+}
+
+/// `commit`'s declaration: idempotent, since the engine answers a second commit of one preview
+/// with the first outcome and never sends twice.
+pub fn commit_decl() -> ToolDecl {
+    let def = crate::schema::commit_definition();
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    ToolDecl {
+        name: text(&def["name"]),
+        title: text(&def["annotations"]["title"]),
+        description: text(&def["description"]),
+        effect: Some(EffectLabel::Idempotent),
+        input_schema: def["inputSchema"].clone(),
+        output_schema: None,
+        source: ToolSource::Host,
+    }
 }
 
 /// Every form tool's declaration and `commit` (when there is something to prepare), by name.
 pub fn host_decls(plans: &ToolPlans, canisters: &[Canister]) -> Vec<ToolDecl> {
-    let _ = (plans, canisters);
-    unimplemented!("bus helper")
+    let mut decls: Vec<ToolDecl> = plans
+        .plans
+        .values()
+        .map(|p| decl_of_plan(p, canisters))
+        .collect();
+    if plans.has_commit() {
+        decls.push(commit_decl());
+    }
+    decls.sort_by(|a, b| a.name.cmp(&b.name));
+    decls
+}
+
+/// The names of the destructive tools among `decls`, in their order.
+pub fn destructive(decls: &[ToolDecl]) -> Vec<&str> {
+    decls
+        .iter()
+        .filter(|d| d.effect == Some(EffectLabel::Destructive))
+        .map(|d| d.name.as_str())
+        .collect()
+}
+
+/// The names of the tools that carry no label (a gate must treat them as the worst case).
+pub fn unannotated(decls: &[ToolDecl]) -> Vec<&str> {
+    decls
+        .iter()
+        .filter(|d| d.effect.is_none())
+        .map(|d| d.name.as_str())
+        .collect()
+}
+
+/// A tool's label by name: `None` when the tool is absent, `Some(None)` when it is unlabelled.
+pub fn effect_of(decls: &[ToolDecl], name: &str) -> Option<Option<EffectLabel>> {
+    decls.iter().find(|d| d.name == name).map(|d| d.effect)
 }
 
 /// Why a declaration is refused: the tool, where in it (`name`, `description`,
@@ -94,8 +151,12 @@ pub struct DeclIssue {
 /// The checks a provider would otherwise make opaquely (or not at all): a name some provider
 /// will not take, an enum with no options, a blank option, a description over its bound.
 pub fn check_decl(decl: &ToolDecl) -> Result<(), Vec<DeclIssue>> {
-    let _ = decl;
-    unimplemented!("bus helper")
+    let issues = super::check::issues(decl);
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(issues)
+    }
 }
 
 /// Two tools whose descriptions overlap so much that a model could not tell them apart.
@@ -107,7 +168,8 @@ pub struct Overlap {
     pub message: String,
 }
 
+/// Every pair of `decls` whose descriptions' similarity (`bus::overlap`) is at or over
+/// `OVERLAP_THRESHOLD_PERMILLE`: each pair once, its names sorted, pairs in name order.
 pub fn overlap_warnings(decls: &[ToolDecl]) -> Vec<Overlap> {
-    let _ = decls;
-    unimplemented!("bus helper")
+    super::overlap::warnings(decls)
 }

@@ -2,11 +2,24 @@
 //! each declared once with its effect label; the few offered for one request; and the shapes
 //! each model provider takes. Pure: the engine keeps usage counts and turns, the bus decides.
 
+mod check;
 pub mod decl;
+mod markdown;
+mod overlap;
 pub mod render;
 pub mod select;
+mod strict;
+mod words;
 
+pub use check::{
+    NameRule, MAX_DESCRIPTION_CHARS, MAX_PROPERTY_DESCRIPTION_CHARS, PROPERTY_KEY_RULE,
+    TOOL_NAME_RULES,
+};
 pub use decl::{check_decl, decl_of_plan, host_decls, label_of, overlap_warnings, DeclIssue};
+pub use decl::{commit_decl, destructive, effect_of, unannotated};
 pub use decl::{EffectLabel, Overlap, ToolDecl, ToolSource};
+pub use overlap::{similarity_permille, OVERLAP_THRESHOLD_PERMILLE};
 pub use render::{render, ToolFormat};
 pub use select::{missing, score, select, Usage, DEFAULT_LIMIT, MAX_LIMIT};
+pub use strict::strict_schema;
+pub use words::{words, STOP_WORDS};

@@ -1,7 +1,9 @@
 //! The declarations in each provider's shape. The effect label survives only where a shape has
 //! a field for it (MCP's annotations); the others drop it.
 
-use super::decl::ToolDecl;
+use super::decl::{EffectLabel, ToolDecl, ToolSource};
+use super::strict::strict_schema;
+use serde_json::{json, Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ToolFormat {
@@ -48,6 +50,81 @@ impl ToolFormat {
 
 /// The text a provider takes: a JSON array for the JSON formats, Markdown for `Markdown`.
 pub fn render(decls: &[&ToolDecl], format: ToolFormat) -> String {
-    let _ = (decls, format);
-    unimplemented!("bus helper")
+    if format == ToolFormat::Markdown {
+        return super::markdown::render(decls);
+    }
+    let shapes: Vec<Value> = decls.iter().map(|d| shape(d, format)).collect();
+    // A Vec of Values never fails to serialize.
+    serde_json::to_string_pretty(&shapes).unwrap_or_default()
+}
+
+/// One declaration in a JSON format's shape. `Markdown` has no JSON shape (it is text, see
+/// `render`); asked for one, this gives the `JsonSchema` shape.
+pub fn shape(d: &ToolDecl, format: ToolFormat) -> Value {
+    match format {
+        ToolFormat::Mcp => mcp(d),
+        ToolFormat::OpenAi => {
+            let (parameters, strict) = openai_parameters(&d.input_schema);
+            json!({ "type": "function", "function": {
+                "name": d.name, "description": d.description, "parameters": parameters, "strict": strict,
+            }})
+        }
+        ToolFormat::OpenAiResponses => {
+            let (parameters, strict) = openai_parameters(&d.input_schema);
+            json!({ "type": "function", "name": d.name, "description": d.description, "parameters": parameters, "strict": strict })
+        }
+        ToolFormat::Anthropic => {
+            json!({ "name": d.name, "description": d.description, "input_schema": without_dialect(&d.input_schema) })
+        }
+        ToolFormat::JsonSchema | ToolFormat::Markdown => {
+            json!({ "name": d.name, "description": d.description, "schema": d.input_schema })
+        }
+    }
+}
+
+/// MCP keeps the label in its annotations. Unset gives no readOnly/destructive/idempotent
+/// hint at all, so that MCP's defaults (which assume the worst) apply.
+fn mcp(d: &ToolDecl) -> Value {
+    let mut ann = Map::new();
+    ann.insert("title".into(), json!(d.title));
+    let hints = match d.effect {
+        Some(EffectLabel::Readonly) => Some((true, false, true)),
+        Some(EffectLabel::Idempotent) => Some((false, true, true)),
+        Some(EffectLabel::Destructive) => Some((false, true, false)),
+        None => None,
+    };
+    if let Some((read_only, destructive, idempotent)) = hints {
+        ann.insert("readOnlyHint".into(), json!(read_only));
+        ann.insert("destructiveHint".into(), json!(destructive));
+        ann.insert("idempotentHint".into(), json!(idempotent));
+    }
+    let open_world = !matches!(d.source, ToolSource::Builtin);
+    ann.insert("openWorldHint".into(), json!(open_world));
+    let mut m = Map::new();
+    m.insert("name".into(), json!(d.name));
+    m.insert("title".into(), json!(d.title));
+    m.insert("description".into(), json!(d.description));
+    m.insert("inputSchema".into(), d.input_schema.clone());
+    if let Some(o) = &d.output_schema {
+        m.insert("outputSchema".into(), o.clone());
+    }
+    m.insert("annotations".into(), Value::Object(ann));
+    Value::Object(m)
+}
+
+/// OpenAI's `parameters` and `strict`: the strict form when it loses no rule, else the schema
+/// as it is with `strict: false`; `$schema` left out either way.
+fn openai_parameters(schema: &Value) -> (Value, bool) {
+    match strict_schema(schema) {
+        Some(s) => (s, true),
+        None => (without_dialect(schema), false),
+    }
+}
+
+fn without_dialect(schema: &Value) -> Value {
+    let mut s = schema.clone();
+    if let Some(m) = s.as_object_mut() {
+        m.remove("$schema");
+    }
+    s
 }

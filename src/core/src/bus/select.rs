@@ -1,8 +1,32 @@
 //! The working set for one request: a deterministic keyword-and-usage score, no embeddings and
 //! no other call. Pinned tools always come and count against the limit; ties go by name.
+//!
+//! The score (docs/bus.md has a worked example): the query's words (`bus::words`) are matched
+//! against each field's words; every query word found in a field adds that field's weight
+//! (name 8, title 4, input names 3, description 2), and the sum is multiplied by
+//! `KEYWORD_UNIT`. Usage adds the bit length of the call count (⌊log2 calls⌋ + 1, 0 for
+//! none), at most 64: less than one keyword match (≥ 2 × 100), so keywords always come first
+//! and usage only breaks ties between tools that match alike.
 
 use super::decl::ToolDecl;
+use super::words::words;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A query word found in the tool's name.
+pub const NAME_WEIGHT: u64 = 8;
+/// ... in its title.
+pub const TITLE_WEIGHT: u64 = 4;
+/// ... in the names of its inputs (the root properties of the input schema).
+pub const INPUT_WEIGHT: u64 = 3;
+/// ... in its description.
+pub const DESCRIPTION_WEIGHT: u64 = 2;
+/// What one weight point is worth against usage, whose term is at most 64.
+pub const KEYWORD_UNIT: u64 = 100;
+
+/// The usage term: the bit length of `calls` (0, 1, 2, 2, 3, 3, 3, 3, 4, ...), at most 64.
+pub fn usage_term(calls: u64) -> u64 {
+    u64::from(u64::BITS - calls.leading_zeros())
+}
 
 pub const DEFAULT_LIMIT: usize = 6;
 pub const MAX_LIMIT: usize = 32;
@@ -12,12 +36,38 @@ pub type Usage = BTreeMap<String, u64>;
 
 /// The documented score of one tool for a query (higher is better).
 pub fn score(query: &str, decl: &ToolDecl, calls: u64) -> u64 {
-    let _ = (query, decl, calls);
-    unimplemented!("bus helper")
+    keyword_points(&words(query), decl) * KEYWORD_UNIT + usage_term(calls)
 }
 
-/// At most `limit` tools: the pinned ones present first, then by score, ties by name. Tools
-/// that score 0 on the query are still offered when there is room.
+fn keyword_points(query: &BTreeSet<String>, decl: &ToolDecl) -> u64 {
+    let inputs: String = decl
+        .input_schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let fields = [
+        (words(&decl.name), NAME_WEIGHT),
+        (words(&decl.title), TITLE_WEIGHT),
+        (words(&inputs), INPUT_WEIGHT),
+        (words(&decl.description), DESCRIPTION_WEIGHT),
+    ];
+    query
+        .iter()
+        .map(|q| {
+            fields
+                .iter()
+                .filter(|(w, _)| w.contains(q))
+                .map(|(_, weight)| weight)
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// At most `limit` tools: the pinned ones present first (by name), then by score, ties by name.
+/// Tools that score 0 on the query are still offered when there is room. When more tools are
+/// pinned than `limit`, every pinned tool comes and nothing else: a pin is a promise that the
+/// tool is always offered, and the limit is the admin's to raise.
 pub fn select<'a>(
     decls: &'a [ToolDecl],
     query: &str,
@@ -25,12 +75,35 @@ pub fn select<'a>(
     pinned: &BTreeSet<String>,
     usage: &Usage,
 ) -> Vec<&'a ToolDecl> {
-    let _ = (decls, query, limit, pinned, usage);
-    unimplemented!("bus helper")
+    let query = words(query);
+    let mut chosen: Vec<&ToolDecl> = decls.iter().filter(|d| pinned.contains(&d.name)).collect();
+    chosen.sort_by(|a, b| a.name.cmp(&b.name));
+    chosen.dedup_by(|a, b| a.name == b.name);
+    let room = limit.saturating_sub(chosen.len());
+    let mut rest: Vec<(u64, &ToolDecl)> = decls
+        .iter()
+        .filter(|d| !pinned.contains(&d.name))
+        .map(|d| {
+            let calls = usage.get(&d.name).copied().unwrap_or(0);
+            (
+                keyword_points(&query, d) * KEYWORD_UNIT + usage_term(calls),
+                d,
+            )
+        })
+        .collect();
+    rest.sort_by(|(sa, a), (sb, b)| sb.cmp(sa).then_with(|| a.name.cmp(&b.name)));
+    rest.dedup_by(|(_, a), (_, b)| a.name == b.name);
+    chosen.extend(rest.into_iter().take(room).map(|(_, d)| d));
+    chosen
 }
 
 /// The names a caller expects that the bus lacks, in the caller's order, without repeats.
 pub fn missing(decls: &[ToolDecl], names: &[String]) -> Vec<String> {
-    let _ = (decls, names);
-    unimplemented!("bus helper")
+    let mut seen = BTreeSet::new();
+    names
+        .iter()
+        .filter(|n| !decls.iter().any(|d| &d.name == *n))
+        .filter(|n| seen.insert(n.as_str()))
+        .cloned()
+        .collect()
 }

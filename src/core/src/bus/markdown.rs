@@ -1,0 +1,134 @@
+//! The tools as Markdown, for a model with no tools API: a heading per tool, its description,
+//! its inputs as a list, and one line saying how to call a tool in a reply. The label is
+//! dropped (the model does not gate; the host does).
+
+use super::decl::ToolDecl;
+use serde_json::Value;
+
+/// How a model with no tools API calls one: the host reads this object from its reply.
+pub const CALL_LINE: &str = "To call a tool, reply with one JSON object and nothing else: {\"tool\": \"<tool name>\", \"input\": {<the inputs by name>}}.";
+
+pub(super) fn render(decls: &[&ToolDecl]) -> String {
+    let mut out = String::from("# Tools\n\n");
+    out.push_str(CALL_LINE);
+    out.push('\n');
+    for d in decls {
+        out.push_str(&format!("\n## {}\n\n", d.name));
+        if !d.title.is_empty() && d.title != d.name {
+            out.push_str(&format!("**{}**\n\n", d.title));
+        }
+        out.push_str(d.description.trim());
+        out.push_str("\n\nInputs:\n\n");
+        let before = out.len();
+        inputs(&d.input_schema, 0, &mut out);
+        if out.len() == before {
+            out.push_str("- none\n");
+        }
+    }
+    out
+}
+
+fn inputs(schema: &Value, depth: usize, out: &mut String) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, s) in props {
+        let need = if required.contains(&name.as_str()) {
+            "required"
+        } else {
+            "optional"
+        };
+        let mut line = format!(
+            "{}- `{name}` ({}, {need})",
+            "  ".repeat(depth),
+            type_words(s)
+        );
+        if let Some(d) = description(s) {
+            line.push_str(": ");
+            line.push_str(d.trim());
+        }
+        let allowed = allowed(s);
+        if !allowed.is_empty() {
+            line.push_str(&format!(" Allowed values: {}.", allowed.join(", ")));
+        }
+        out.push_str(&line);
+        out.push('\n');
+        inputs(object_of(s), depth + 1, out);
+    }
+}
+
+/// The object schema of a property, looking through a nullable `anyOf` and an array's `items`.
+fn object_of(s: &Value) -> &Value {
+    if let Some(items) = s.get("items") {
+        return object_of(items);
+    }
+    match s.get("anyOf").and_then(Value::as_array) {
+        Some(members) => members
+            .iter()
+            .find(|m| m.get("properties").is_some())
+            .unwrap_or(s),
+        None => s,
+    }
+}
+
+fn description(s: &Value) -> Option<&str> {
+    s.get("description").and_then(Value::as_str).or_else(|| {
+        s.get("anyOf")?
+            .as_array()?
+            .iter()
+            .find_map(|m| m.get("description")?.as_str())
+    })
+}
+
+fn type_words(s: &Value) -> String {
+    if let Some(t) = s.get("type") {
+        return match t {
+            Value::String(t) => t.clone(),
+            Value::Array(ts) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            _ => "any".into(),
+        };
+    }
+    if let Some(members) = s.get("anyOf").and_then(Value::as_array) {
+        return members
+            .iter()
+            .map(type_words)
+            .collect::<Vec<_>>()
+            .join(" or ");
+    }
+    if let Some(cases) = s.get("oneOf").and_then(Value::as_array) {
+        return format!("one of {} cases", cases.len());
+    }
+    if s.get("const").is_some() {
+        return "constant".into();
+    }
+    "any".into()
+}
+
+fn allowed(s: &Value) -> Vec<String> {
+    if let Some(e) = s.get("enum").and_then(Value::as_array) {
+        return e.iter().map(|v| format!("`{v}`")).collect();
+    }
+    if let Some(c) = s.get("const") {
+        return vec![format!("`{c}`")];
+    }
+    if let Some(members) = s.get("anyOf").and_then(Value::as_array) {
+        return members.iter().flat_map(allowed).collect();
+    }
+    if let Some(cases) = s.get("oneOf").and_then(Value::as_array) {
+        return cases
+            .iter()
+            .filter_map(|c| c.pointer("/properties/tag/const"))
+            .map(|t| format!("`{{\"tag\": {t}}}`"))
+            .collect();
+    }
+    vec![]
+}

@@ -1,0 +1,173 @@
+//! OpenAI's strict mode (Structured Outputs) takes a subset of JSON Schema: every object lists
+//! all its properties in `required` and says `additionalProperties: false`, and only the
+//! keywords of OpenAI's "supported schemas" list appear. A schema becomes strict only when that
+//! loses no rule: an optional property becomes a required nullable one (the readers take
+//! `null` for an optional input), anything else outside the subset keeps the schema non-strict.
+
+use serde_json::{json, Map, Value};
+
+/// The keywords OpenAI's strict mode takes (its supported-schemas list: types, `enum`/`const`,
+/// `anyOf`, `$defs`/`$ref`, string `pattern`/`format`, number bounds, array `minItems`/
+/// `maxItems`). Not in it, so never strict: `minLength`, `maxLength`, `oneOf`, `allOf`, `not`,
+/// `if`/`then`/`else`, `patternProperties`, `prefixItems`, `uniqueItems`, ...
+pub const STRICT_KEYWORDS: [&str; 21] = [
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$defs",
+    "$ref",
+    "description",
+    "title",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// The string formats strict mode takes.
+pub const STRICT_FORMATS: [&str; 9] = [
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// OpenAI's bounds: at most 10 levels of object nesting, 5 000 properties, 1 000 enum values.
+pub const MAX_DEPTH: usize = 10;
+pub const MAX_PROPERTIES: usize = 5000;
+pub const MAX_ENUM_VALUES: usize = 1000;
+
+/// The strict form of `schema` (an input schema, `$schema` left out), or `None` when making it
+/// strict would lose a rule or it uses a keyword strict mode does not take.
+pub fn strict_schema(schema: &Value) -> Option<Value> {
+    let mut root = schema.as_object()?.clone();
+    root.remove("$schema");
+    if root.get("type").and_then(Value::as_str) != Some("object") {
+        return None;
+    }
+    let mut budget = Budget {
+        properties: 0,
+        enum_values: 0,
+    };
+    node(&Value::Object(root), 1, &mut budget)
+}
+
+struct Budget {
+    properties: usize,
+    enum_values: usize,
+}
+
+fn node(v: &Value, depth: usize, b: &mut Budget) -> Option<Value> {
+    let m = v.as_object()?;
+    if m.keys().any(|k| !STRICT_KEYWORDS.contains(&k.as_str())) {
+        return None;
+    }
+    if let Some(f) = m.get("format") {
+        if !STRICT_FORMATS.contains(&f.as_str()?) {
+            return None;
+        }
+    }
+    if let Some(e) = m.get("enum") {
+        b.enum_values += e.as_array()?.len();
+        if b.enum_values > MAX_ENUM_VALUES {
+            return None;
+        }
+    }
+    let mut out = m.clone();
+    if let Some(items) = m.get("items") {
+        out.insert("items".into(), node(items, depth, b)?);
+    }
+    if let Some(any) = m.get("anyOf") {
+        let members: Option<Vec<Value>> =
+            any.as_array()?.iter().map(|s| node(s, depth, b)).collect();
+        out.insert("anyOf".into(), Value::Array(members?));
+    }
+    if let Some(defs) = m.get("$defs") {
+        let mut d = Map::new();
+        for (k, s) in defs.as_object()? {
+            d.insert(k.clone(), node(s, depth, b)?);
+        }
+        out.insert("$defs".into(), Value::Object(d));
+    }
+    let is_object =
+        m.get("type").and_then(Value::as_str) == Some("object") || m.contains_key("properties");
+    if is_object {
+        if depth > MAX_DEPTH || m.get("additionalProperties") != Some(&Value::Bool(false)) {
+            return None;
+        }
+        let empty = Map::new();
+        let props = match m.get("properties") {
+            Some(p) => p.as_object()?,
+            None => &empty,
+        };
+        let required: Vec<&str> = match m.get("required") {
+            Some(r) => r
+                .as_array()?
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<_>>()?,
+            None => vec![],
+        };
+        b.properties += props.len();
+        if b.properties > MAX_PROPERTIES {
+            return None;
+        }
+        let mut strict_props = Map::new();
+        for (k, s) in props {
+            let s = node(s, depth + 1, b)?;
+            let s = if required.contains(&k.as_str()) {
+                s
+            } else {
+                nullable(s)
+            };
+            strict_props.insert(k.clone(), s);
+        }
+        let all: Vec<Value> = strict_props.keys().map(|k| json!(k)).collect();
+        out.insert("properties".into(), Value::Object(strict_props));
+        out.insert("required".into(), Value::Array(all));
+    }
+    Some(Value::Object(out))
+}
+
+/// Whether a schema already takes `null`.
+fn admits_null(s: &Value) -> bool {
+    match s.get("type") {
+        Some(Value::String(t)) if t == "null" => return true,
+        Some(Value::Array(ts)) if ts.iter().any(|t| t == "null") => return true,
+        _ => {}
+    }
+    s.get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(admits_null))
+}
+
+/// An optional property made required: `null` stands for "left out".
+fn nullable(s: Value) -> Value {
+    if admits_null(&s) {
+        return s;
+    }
+    let simple = s.get("enum").is_none() && s.get("const").is_none();
+    match s.get("type") {
+        Some(Value::String(t)) if simple => {
+            let mut m = s.as_object().cloned().unwrap_or_default();
+            m.insert("type".into(), json!([t, "null"]));
+            Value::Object(m)
+        }
+        _ => json!({ "anyOf": [s, { "type": "null" }] }),
+    }
+}
