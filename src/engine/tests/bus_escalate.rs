@@ -227,6 +227,11 @@ fn at_the_inbox_bound_the_oldest_delivered_entry_makes_room_else_it_is_refused()
     let w = world();
     set_escalation_handler(&*w, owner(), Some(handler_id())).unwrap();
     // The first is delivered, the rest are not.
+    w.handler_replies
+        .borrow_mut()
+        .push_back(CallOutcome::Replied(
+            candid::encode_one(EscalationReply::Ok).unwrap(),
+        ));
     for _ in 1..MAX_INBOX_PER_OWNER {
         w.handler_replies
             .borrow_mut()

@@ -183,13 +183,17 @@ fn pins_are_bounded() {
         "INVALID_ARGUMENT",
         "pins, over the limit of 8",
     );
-    // Seven named pins and the default escalate: eight in force.
-    let seven: Vec<&str> = all.iter().copied().filter(|n| *n != "escalate").collect();
-    let v = w
-        .builtins(&all, &[&seven[..], &["icrc1_balance_of"]].concat())
-        .unwrap_err();
+    // Eight named pins and the default escalate: nine in force.
+    let six: Vec<&str> = all.iter().copied().filter(|n| *n != "escalate").collect();
+    let eight = [&six[..], &["icrc1_balance_of", "icrc1_fee"]].concat();
+    let v = w.builtins(&all, &eight).unwrap_err();
     assert!(v.message.contains("9 pins in force"), "{}", v.message);
-    assert_eq!(w.builtins(&all, &seven).unwrap().pins.len(), 7);
+    let seven = [&six[..], &["icrc1_balance_of"]].concat();
+    assert_eq!(
+        w.builtins(&all, &seven).unwrap().pins.len(),
+        8,
+        "eight in force"
+    );
 }
 
 #[test]

@@ -179,34 +179,33 @@ fn current_time_answers_on_the_canisters_clock_in_the_default_zone() {
         default_time_zone: Some("Asia/Tokyo".into()),
     };
     tool_host_engine::bus::settings::set_builtins(&*w, controller(), s.clone()).unwrap();
-    let r = w.tool(owner(), "current_time", json!({}), None).unwrap();
-    assert!(!r.is_error, "{r:?}");
-    assert!(r.structured.contains("Asia/Tokyo"), "{}", r.structured);
-    // T0 is 2026-12-01T10:00:00Z (19:00 in Tokyo).
-    let iso = w
-        .tool(
-            owner(),
-            "current_time",
-            json!({ "format": "iso", "time_zone": "UTC" }),
-            None,
-        )
+    // T0 is 2026-12-01T10:00:00Z: 19:00 on a Tuesday in Tokyo.
+    let r = w
+        .tool(owner(), "current_time", json!({ "format": "time" }), None)
         .unwrap();
-    assert!(
-        iso.structured.contains("2026-12-01T10:00:00"),
-        "{}",
-        iso.structured
-    );
+    assert!(!r.is_error, "{r:?}");
+    let v = structured(&r);
+    assert_eq!(v["timezone"], "Asia/Tokyo", "{v}");
+    assert!(v["time"].as_str().unwrap().contains("19:00"), "{v}");
+    assert_eq!(v["unix_seconds"], 1_796_119_200u64);
+    // An iso answer is UTC throughout, whatever the zone.
+    let iso = w
+        .tool(owner(), "current_time", json!({ "format": "iso" }), None)
+        .unwrap();
+    assert_eq!(structured(&iso)["time"], "2026-12-01T10:00:00Z");
     let e = w
         .tool(
             owner(),
             "current_time",
-            json!({ "time_zone": "Mars/Olympus" }),
+            json!({ "timezone": "Mars/Olympus" }),
             None,
         )
         .unwrap_err();
     assert_eq!(e.code, "INVALID_INPUT");
     s.default_time_zone = None;
     tool_host_engine::bus::settings::set_builtins(&*w, controller(), s).unwrap();
-    let utc = w.tool(owner(), "current_time", json!({}), None).unwrap();
-    assert!(utc.structured.contains("UTC"), "{}", utc.structured);
+    let utc = w
+        .tool(owner(), "current_time", json!({ "format": "time" }), None)
+        .unwrap();
+    assert_eq!(structured(&utc)["timezone"], "UTC");
 }
