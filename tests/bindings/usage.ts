@@ -4,13 +4,16 @@
 import type {
   _SERVICE,
   ApiError,
+  BeginTurnResult,
   GetIntentResult,
   HostArg,
   InitArgs,
   LimitsResult,
   ListIntentsResult,
   ToolCallResult,
+  ToolFormat,
   ToolResult,
+  TurnResult,
   UnitResult,
   UpgradeArgs,
 } from "./generated/tool_host/declarations/tool_host.did.js";
@@ -60,4 +63,27 @@ export async function confirm(
 
 export async function balance(ledger: LedgerService, owner: Parameters<LedgerService["icrc1_balance_of"]>[0]["owner"]): Promise<bigint> {
   return ledger.icrc1_balance_of({ owner, subaccount: [] });
+}
+
+/// The bus (issue 11): `list_tools` with no format is MCP as before; a call in a turn names it.
+export async function tools(host: _SERVICE, format?: ToolFormat): Promise<string> {
+  return host.list_tools(format ? [format] : []);
+}
+export const openai: ToolFormat = { openai: null };
+
+export async function callInTurn(
+  host: _SERVICE,
+  turn: bigint,
+  name: string,
+  input: string,
+): Promise<ToolCallResult> {
+  return host.call_tool({ name, input, owner: [], turn: [turn] });
+}
+
+export function offered(r: BeginTurnResult): string[] {
+  return "Ok" in r ? r.Ok.offered : [];
+}
+
+export function steps(r: TurnResult): string[] {
+  return "Ok" in r ? r.Ok.steps.map((s) => `${s.tool}: ${s.outcome}`) : [];
 }

@@ -6,7 +6,7 @@
 use crate::Scenario;
 use candid::Principal;
 use std::fmt::Write;
-use tool_host_engine::types::ApiError;
+use tool_host_engine::types::{ApiError, BeginTurnArgs, SelectArgs};
 use tool_host_tests::backend::{BackendError, Result as BResult};
 use tool_host_tests::check::{ApiOk, Check};
 use tool_host_tests::clients::{confirm_args, consent_request, Api};
@@ -66,6 +66,10 @@ const OWNER_UPDATE: [&str; 7] = [IN, NO, NO, NO, NO, NO, OK];
 const OWNER_READ: [&str; 7] = [AN, NA, NA, OK, OK, OK, OK];
 const FOR_OWNER: [&str; 7] = [IN, NA, NA, OK, NA, NA, OK];
 const PUBLIC: [&str; 7] = [OK; 7];
+const FOR_OWNER_QUERY: [&str; 7] = [AN, NA, NA, OK, NA, NA, OK];
+const OWNER_ONLY_QUERY: [&str; 7] = [AN, NO, NO, NO, NO, NO, OK];
+/// A turn is read by its owner and its agents; anyone else gets what a missing turn gets.
+const TURN_READ: [&str; 7] = [AN, NF, NF, OK, NF, NF, OK];
 
 /// The method names of the tool host's service, from `candid/tool_host.did`.
 fn did_methods() -> Vec<String> {
@@ -108,6 +112,17 @@ fn matrix(w: &mut World) -> Check {
     let prepare_input = w.transfer_input(&w.amt("0.01"));
     let commit_input = serde_json::json!({ "preview_id": x.id.to_string() }).to_string();
     let consent_arg = candid::encode_one(confirm_args(x.id, &x.digest)).expect("encodes");
+    let turn_args = |owner| BeginTurnArgs {
+        query: "balance".into(),
+        limit: None,
+        format: None,
+        owner,
+    };
+    let turn = h
+        .begin_turn(w.b(), p.owner, turn_args(None))?
+        .ok_or_fail("begin_turn")?
+        .turn_id;
+    let builtins = h.get_builtins(w.b(), p.owner)?.settings;
 
     type Row<'a> = (
         &'a str,
@@ -124,6 +139,63 @@ fn matrix(w: &mut World) -> Check {
             "authorize_agent",
             USER_UPDATE,
             Box::new(|w, c| got(h.authorize_agent(w.b(), c, p.recipient))),
+        ),
+        (
+            "begin_turn (for the owner)",
+            FOR_OWNER,
+            Box::new(|w, c| got(h.begin_turn(w.b(), c, turn_args(Some(p.owner))))),
+        ),
+        (
+            "describe_tools",
+            PUBLIC,
+            Box::new(|w, c| got(plain(h.describe_tools(w.b(), c)))),
+        ),
+        (
+            "get_builtins",
+            PUBLIC,
+            Box::new(|w, c| got(plain(h.get_builtins(w.b(), c)))),
+        ),
+        (
+            "get_inbox (the owner's)",
+            OWNER_ONLY_QUERY,
+            Box::new(|w, c| got(h.get_inbox(w.b(), c, Some(p.owner)))),
+        ),
+        (
+            "get_turn (the owner's)",
+            TURN_READ,
+            Box::new(|w, c| got(h.get_turn(w.b(), c, turn, Some(p.owner)))),
+        ),
+        (
+            "missing_tools",
+            PUBLIC,
+            Box::new(|w, c| got(h.missing_tools(w.b(), c, vec!["refund".into()]))),
+        ),
+        (
+            "select_tools (with the owner's usage)",
+            FOR_OWNER_QUERY,
+            Box::new(|w, c| {
+                let args = SelectArgs {
+                    query: "balance".into(),
+                    limit: None,
+                    owner: Some(p.owner),
+                };
+                got(h.select_tools(w.b(), c, args))
+            }),
+        ),
+        (
+            "set_builtins (unchanged)",
+            ADMIN_UPDATE,
+            Box::new(|w, c| got(h.set_builtins(w.b(), c, builtins.clone()))),
+        ),
+        (
+            "set_escalation_handler (none)",
+            USER_UPDATE,
+            Box::new(|w, c| got(h.set_escalation_handler(w.b(), c, None))),
+        ),
+        (
+            "tool_usage (the owner's)",
+            FOR_OWNER_QUERY,
+            Box::new(|w, c| got(h.tool_usage(w.b(), c, Some(p.owner)))),
         ),
         (
             "call_tool (prepare for the owner)",

@@ -19,6 +19,7 @@
 //! ```
 
 mod auth;
+mod bus;
 mod custody;
 mod flow;
 mod icrc2;
@@ -83,6 +84,7 @@ pub const WAITING_FOR_ENGINE: &[(&str, &str)] = &[];
 fn scenarios() -> Vec<Scenario> {
     let mut all = vec![];
     all.extend(flow::scenarios());
+    all.extend(bus::scenarios());
     all.extend(outcome::scenarios());
     all.extend(unknown::scenarios());
     all.extend(race::scenarios());

@@ -115,6 +115,127 @@ impl ToolHost {
             .map(|(r,)| r)
     }
 
+    /// `call_tool` in a turn.
+    pub fn call_tool_in_turn(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        turn: u64,
+        name: &str,
+        input: &str,
+        owner: Option<Principal>,
+    ) -> Result<Api<ToolResult>> {
+        let args = CallToolArgs {
+            name: name.into(),
+            input: input.into(),
+            owner,
+            turn: Some(turn),
+        };
+        b.update_typed(self.0, caller, "call_tool", (args,))
+            .map(|(r,)| r)
+    }
+
+    pub fn list_tools_in(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        format: Option<ToolFormat>,
+    ) -> Result<String> {
+        b.query_typed(self.0, caller, "list_tools", (format,))
+            .map(|(r,)| r)
+    }
+
+    pub fn describe_tools(self, b: &mut dyn Backend, caller: Principal) -> Result<Vec<ToolInfo>> {
+        b.query_typed(self.0, caller, "describe_tools", ())
+            .map(|(r,)| r)
+    }
+
+    pub fn set_builtins(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        settings: BuiltinSettings,
+    ) -> Result<Api<BuiltinsView>> {
+        b.update_typed(self.0, caller, "set_builtins", (settings,))
+            .map(|(r,)| r)
+    }
+
+    pub fn begin_turn(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        args: BeginTurnArgs,
+    ) -> Result<Api<TurnStarted>> {
+        b.update_typed(self.0, caller, "begin_turn", (args,))
+            .map(|(r,)| r)
+    }
+
+    pub fn get_turn(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        id: u64,
+        owner: Option<Principal>,
+    ) -> Result<Api<TurnView>> {
+        b.query_typed(self.0, caller, "get_turn", (GetTurnArgs { id, owner },))
+            .map(|(r,)| r)
+    }
+
+    pub fn select_tools(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        args: SelectArgs,
+    ) -> Result<Api<Vec<ToolInfo>>> {
+        b.query_typed(self.0, caller, "select_tools", (args,))
+            .map(|(r,)| r)
+    }
+
+    pub fn missing_tools(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        names: Vec<String>,
+    ) -> Result<Api<Vec<String>>> {
+        b.query_typed(self.0, caller, "missing_tools", (names,))
+            .map(|(r,)| r)
+    }
+
+    pub fn tool_usage(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        owner: Option<Principal>,
+    ) -> Result<Api<Vec<ToolUsage>>> {
+        b.query_typed(self.0, caller, "tool_usage", (owner,))
+            .map(|(r,)| r)
+    }
+
+    pub fn get_builtins(self, b: &mut dyn Backend, caller: Principal) -> Result<BuiltinsView> {
+        b.query_typed(self.0, caller, "get_builtins", ())
+            .map(|(r,)| r)
+    }
+
+    pub fn set_escalation_handler(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        handler: Option<Principal>,
+    ) -> Result<Api<()>> {
+        b.update_typed(self.0, caller, "set_escalation_handler", (handler,))
+            .map(|(r,)| r)
+    }
+
+    pub fn get_inbox(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        owner: Option<Principal>,
+    ) -> Result<Api<Vec<InboxEntryView>>> {
+        b.query_typed(self.0, caller, "get_inbox", (owner,))
+            .map(|(r,)| r)
+    }
+
     pub fn list_tools(self, b: &mut dyn Backend, caller: Principal) -> Result<String> {
         b.query_typed(self.0, caller, "list_tools", ())
             .map(|(r,)| r)
