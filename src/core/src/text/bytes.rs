@@ -7,7 +7,7 @@ use crate::issue::{Code, Fault};
 pub const MAX_BLOB_BYTES: usize = 4096;
 
 pub fn parse_hex(text: &str, range: Option<&RangeTag>) -> Result<Vec<u8>, Fault> {
-    let t = text.trim();
+    let t = super::trim_spaces(text);
     let t = t.strip_prefix("0x").unwrap_or(t);
     if t.len() > MAX_BLOB_BYTES * 2 {
         return Err(Fault::new(
@@ -27,6 +27,28 @@ pub fn parse_hex(text: &str, range: Option<&RangeTag>) -> Result<Vec<u8>, Fault>
     let bytes = hex::decode(t).map_err(|e| Fault::new(Code::Syntax, e.to_string()))?;
     check_len(bytes.len(), range, "bytes")?;
     Ok(bytes)
+}
+
+/// The schema of a blob's text: a `pattern` of hex pairs (`0x` allowed, spaces around) with the
+/// range's byte counts as its repetition bounds where a pattern may carry them
+/// ([`super::ecma::MAX_REPEAT`]), and a `maxLength` of two digits per byte of the most bytes
+/// read. (`maxLength` counts the `0x` and the spaces, so it is at most as loose as the reader.)
+pub fn blob_schema(range: Option<&RangeTag>) -> (String, usize) {
+    let limit = super::ecma::MAX_REPEAT as i128;
+    let min = range.and_then(|r| r.min).filter(|m| *m > 0 && *m <= limit);
+    let max_bytes = range.and_then(|r| r.max).map_or(MAX_BLOB_BYTES, |m| {
+        m.clamp(0, MAX_BLOB_BYTES as i128) as usize
+    });
+    let max = Some(max_bytes as i128).filter(|m| *m <= limit);
+    let times = match (min, max) {
+        (None, None) => "*".to_string(),
+        (Some(a), None) => format!("{{{a},}}"),
+        (a, Some(b)) => format!("{{{},{b}}}", a.unwrap_or(0)),
+    };
+    (
+        super::padded_pattern(&format!("(0x)?([0-9a-fA-F]{{2}}){times}")),
+        2 * max_bytes,
+    )
 }
 
 /// A length against a range tag's bounds.
