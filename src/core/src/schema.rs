@@ -240,16 +240,16 @@ impl Words<'_> {
             Reader::Bool => {
                 json!({ "type": "string", "description": format!("{lead}\"true\" or \"false\"."), "enum": ["false", "true"] })
             }
-            Reader::Timestamp { .. } => json!({
+            Reader::Timestamp { unit, .. } => json!({
                 "type": "string",
                 "description": format!("{lead}A time: RFC 3339 such as 2026-12-01T10:00:00Z, or relative to now such as \"in 1h30m\"."),
-                "pattern": time::timestamp_pattern(),
+                "pattern": time::timestamp_pattern(*unit),
                 "maxLength": time::MAX_TIME_CHARS,
             }),
-            Reader::Duration { .. } => json!({
+            Reader::Duration { unit, .. } => json!({
                 "type": "string",
                 "description": format!("{lead}A span of time such as 1h30m, 90s or 2d (units ns, us, ms, s, m, h, d, w)."),
-                "pattern": time::duration_pattern(),
+                "pattern": time::duration_pattern(*unit),
                 "maxLength": time::MAX_TIME_CHARS,
             }),
             Reader::Blob { range } => {
@@ -258,7 +258,11 @@ impl Words<'_> {
                     .map(|r| range_words(r, " bytes"))
                     .unwrap_or_default();
                 let (pattern, max_len) = bytes::blob_schema(range.as_ref());
-                json!({ "type": "string", "description": format!("{lead}Bytes as hex, two digits per byte{r}."), "pattern": pattern, "maxLength": max_len })
+                let mut s = json!({ "type": "string", "description": format!("{lead}Bytes as hex, two digits per byte{r}."), "pattern": pattern });
+                if let Some(max_len) = max_len {
+                    s["maxLength"] = json!(max_len);
+                }
+                s
             }
             Reader::Named { set, inner } => {
                 let mut s = self.schema(inner, describe);

@@ -1,6 +1,7 @@
 //! Points and spans of time: RFC 3339 (`2026-12-01T10:00:00Z`), relative to now (`in 1h30m`,
 //! `+90s`), and durations (`1h30m`). The clock is injected; values are nanoseconds.
 
+use crate::form::TimeUnit;
 use crate::issue::{Code, Fault};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -32,17 +33,43 @@ fn rfc3339_shape() -> &'static regex_lite::Regex {
     })
 }
 
-/// The schema pattern of a duration input.
-pub fn duration_pattern() -> String {
-    super::padded_pattern(DURATION_CORE)
+/// A duration's grammar in units no finer than `unit`: a value kept in whole seconds takes
+/// `90s` or `2m`, not `1500ms` (the reader would take that one, but not `1501ms`, and no pattern
+/// can tell them apart; the schema asks for the units that are always whole).
+fn duration_core(unit: TimeUnit) -> String {
+    let units: Vec<&str> = UNITS
+        .iter()
+        .filter(|(_, ns)| *ns >= unit.nanos())
+        .map(|(u, _)| *u)
+        .collect();
+    format!("([0-9]+({}))+", units.join("|"))
 }
 
-/// The schema pattern of a timestamp input: RFC 3339, `now`, `in <duration>` or `+<duration>`.
-pub fn timestamp_pattern() -> String {
+/// The schema pattern of a duration input kept in `unit`.
+pub fn duration_pattern(unit: TimeUnit) -> String {
+    super::padded_pattern(&duration_core(unit))
+}
+
+/// The schema pattern of a timestamp input kept in `unit`: RFC 3339 with at most as many
+/// fraction digits as the unit keeps (none for seconds), `now`, `in <duration>` or
+/// `+<duration>` in units no finer than it.
+pub fn timestamp_pattern(unit: TimeUnit) -> String {
     let sp = super::SPACE_CLASS;
-    super::padded_pattern(&format!(
-        "{RFC3339_CORE}|now|in {sp}*{DURATION_CORE}|\\+{sp}*{DURATION_CORE}"
-    ))
+    let digits = match unit {
+        TimeUnit::Seconds => 0,
+        TimeUnit::Milliseconds => 3,
+        TimeUnit::Microseconds => 6,
+        TimeUnit::Nanoseconds => 9,
+    };
+    let rfc = RFC3339_CORE.replace(
+        "(\\.[0-9]{1,9})?",
+        &match digits {
+            0 => String::new(),
+            d => format!("(\\.[0-9]{{1,{d}}})?"),
+        },
+    );
+    let dur = duration_core(unit);
+    super::padded_pattern(&format!("{rfc}|now|in {sp}*{dur}|\\+{sp}*{dur}"))
 }
 
 pub fn parse_timestamp(text: &str) -> Result<TimeInput, Fault> {
