@@ -5,7 +5,7 @@
 use crate::form::*;
 use crate::plan::{tag_of, Reader, ToolKind, ToolPlan, ToolPlans, CANISTER_PARAM, COMMIT_TOOL};
 use crate::read::{Canister, MAX_VEC_ELEMENTS};
-use crate::text::{account, amount, principal, textual::DEFAULT_MAX_TEXT};
+use crate::text::{account, amount, bytes, integer, principal, textual::DEFAULT_MAX_TEXT, time};
 use serde_json::{json, Map, Value};
 
 pub const JSON_SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -37,8 +37,11 @@ pub fn tool_definition(plan: &ToolPlan, canisters: &[Canister]) -> Value {
     props.insert(CANISTER_PARAM.into(), canister_schema(&applicable));
     for p in &plan.params {
         let describe = tag_of(&plan.form.form, &p.node, |t| t.describe.as_ref()).cloned();
-        props.insert(p.name.clone(), words.schema(&p.reader, describe.as_deref()));
-        if !p.optional {
+        let schema = words.schema(&p.reader, describe.as_deref());
+        if p.optional {
+            props.insert(p.name.clone(), nullable(schema));
+        } else {
+            props.insert(p.name.clone(), schema);
             required.push(p.name.clone());
         }
     }
@@ -156,11 +159,18 @@ impl Words<'_> {
                     (None, Some(s)) => format!("An amount of {s}, such as \"1.5 {s}\", with at most as many decimal places as the token has."),
                     (None, None) => "An amount in the token's units, such as \"1.5\", with at most as many decimal places as the token has, optionally followed by its symbol.".to_string(),
                 };
-                json!({ "type": "string", "description": format!("{lead}{words}"), "pattern": amount::amount_pattern(d, s.as_deref()) })
+                let words = if s.is_some() {
+                    format!("{words} The symbol may be written in either case.")
+                } else {
+                    words
+                };
+                json!({ "type": "string", "description": format!("{lead}{words}"), "pattern": amount::amount_pattern(d, s.as_deref()), "maxLength": amount::MAX_AMOUNT_CHARS })
             }
             Reader::Account => json!({
                 "type": "string",
                 "description": format!("{lead}An ICRC-1 account in its textual encoding: a principal, or <principal>-<checksum>.<subaccount hex> for a subaccount."),
+                "pattern": account::ACCOUNT_PATTERN,
+                "maxLength": account::MAX_ACCOUNT_CHARS,
             }),
             Reader::Subaccount => json!({
                 "type": "string",
@@ -171,6 +181,7 @@ impl Words<'_> {
                 "type": "string",
                 "description": format!("{lead}A principal in its textual form: groups of up to five characters a-z and 2-7 separated by dashes, such as ryjl3-tyaaa-aaaaa-aaaba-cai or 2vxsx-fae."),
                 "pattern": principal::PRINCIPAL_PATTERN,
+                "maxLength": principal::MAX_PRINCIPAL_CHARS,
             }),
             Reader::Integer { prim, range } => {
                 let mut bounds = match crate::text::integer::prim_bounds(*prim) {
@@ -181,17 +192,26 @@ impl Words<'_> {
                 if let Some(r) = range {
                     bounds.push_str(&range_words(r, ""));
                 }
-                json!({ "type": "string", "description": format!("{lead}A whole number in decimal digits{bounds}.") })
+                json!({
+                    "type": "string",
+                    "description": format!("{lead}A whole number in decimal digits{bounds}."),
+                    "pattern": integer::integer_pattern(*prim, range.as_ref()),
+                    "maxLength": integer::MAX_INTEGER_CHARS,
+                })
             }
             Reader::Text { tag, range, .. } => {
                 let mut m = Map::new();
                 m.insert("type".into(), json!("string"));
-                let max = tag
-                    .as_ref()
-                    .and_then(|t| t.max_len)
-                    .map(|m| m as i128)
-                    .or(range.as_ref().and_then(|r| r.max))
-                    .unwrap_or(DEFAULT_MAX_TEXT as i128);
+                // The reader applies `max_len` and the range's max both (or 1 024 without
+                // either): the schema states the smaller, in code points as both count.
+                let max = match (
+                    tag.as_ref().and_then(|t| t.max_len).map(|m| m as i128),
+                    range.as_ref().and_then(|r| r.max),
+                ) {
+                    (Some(a), Some(b)) => a.min(b),
+                    (Some(a), None) | (None, Some(a)) => a,
+                    (None, None) => DEFAULT_MAX_TEXT as i128,
+                };
                 let mut words = format!("{lead}Text of at most {max} characters");
                 if let Some(min) = range.as_ref().and_then(|r| r.min) {
                     words.push_str(&format!(" and at least {min}"));
@@ -220,28 +240,40 @@ impl Words<'_> {
             Reader::Bool => {
                 json!({ "type": "string", "description": format!("{lead}\"true\" or \"false\"."), "enum": ["false", "true"] })
             }
-            Reader::Timestamp { .. } => json!({
+            Reader::Timestamp { unit, .. } => json!({
                 "type": "string",
                 "description": format!("{lead}A time: RFC 3339 such as 2026-12-01T10:00:00Z, or relative to now such as \"in 1h30m\"."),
+                "pattern": time::timestamp_pattern(*unit),
+                "maxLength": time::MAX_TIME_CHARS,
             }),
-            Reader::Duration { .. } => json!({
+            Reader::Duration { unit, .. } => json!({
                 "type": "string",
                 "description": format!("{lead}A span of time such as 1h30m, 90s or 2d (units ns, us, ms, s, m, h, d, w)."),
+                "pattern": time::duration_pattern(*unit),
+                "maxLength": time::MAX_TIME_CHARS,
             }),
             Reader::Blob { range } => {
                 let r = range
                     .as_ref()
                     .map(|r| range_words(r, " bytes"))
                     .unwrap_or_default();
-                json!({ "type": "string", "description": format!("{lead}Bytes as hex, two digits per byte{r}."), "pattern": "^(0x)?([0-9a-fA-F]{2})*$" })
+                let (pattern, max_len) = bytes::blob_schema(range.as_ref());
+                let mut s = json!({ "type": "string", "description": format!("{lead}Bytes as hex, two digits per byte{r}."), "pattern": pattern });
+                if let Some(max_len) = max_len {
+                    s["maxLength"] = json!(max_len);
+                }
+                s
             }
             Reader::Named { set, inner } => {
                 let mut s = self.schema(inner, describe);
                 if let Some(Value::String(d)) = s.get_mut("description") {
                     d.push_str(&format!(" Or a name from the set '{set}'."));
                 }
+                // A name is any text: the value's grammar and lengths do not bind it.
                 if let Some(m) = s.as_object_mut() {
                     m.remove("pattern");
+                    m.remove("maxLength");
+                    m.remove("minLength");
                 }
                 s
             }
@@ -304,8 +336,45 @@ impl Words<'_> {
                     }
                     r => self.schema(r, None),
                 };
-                json!({ "type": "array", "description": format!("{lead}A JSON array of at most {max} elements."), "items": items, "maxItems": max })
+                let mut s = json!({ "type": "array", "description": format!("{lead}A JSON array of at most {max} elements."), "items": items, "maxItems": max });
+                if let Some(min) = range.as_ref().and_then(|r| r.min).filter(|m| *m > 0) {
+                    s["minItems"] = json!(min);
+                    s["description"] =
+                        json!(format!("{lead}A JSON array of {min} to {max} elements."));
+                }
+                s
             }
+        }
+    }
+}
+
+/// An optional input's schema: `null` allowed too, since `null` and leaving it out both mean
+/// none (models in strict modes send `null` for every optional input). A text schema takes
+/// `"type": ["string", "null"]` (its pattern and lengths bind strings only; an `enum` gains
+/// `null`), so that its description stays where renderers read it; any other is an `anyOf`.
+fn nullable(schema: Value) -> Value {
+    let note = " Optional: leave it out or give null for none.";
+    match schema {
+        Value::Object(mut m) if m.get("type") == Some(&json!("string")) => {
+            m.insert("type".into(), json!(["string", "null"]));
+            if let Some(Value::Array(options)) = m.get_mut("enum") {
+                options.push(Value::Null);
+            }
+            if let Some(Value::String(d)) = m.get_mut("description") {
+                d.push_str(note);
+            }
+            Value::Object(m)
+        }
+        mut other => {
+            let description = other
+                .as_object_mut()
+                .and_then(|m| m.remove("description"))
+                .and_then(|d| d.as_str().map(str::to_string))
+                .unwrap_or_default();
+            json!({
+                "anyOf": [other, { "type": "null" }],
+                "description": format!("{description}{note}").trim_start(),
+            })
         }
     }
 }

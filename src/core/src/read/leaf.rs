@@ -241,7 +241,14 @@ impl LeafRead<'_, '_> {
             }
             Reader::Duration { prim, unit } => {
                 let ns = time::parse_duration(s)?;
-                self.time_value(*prim, *unit, ns as i128, format!("{ns}ns"))
+                // Never wrapped: a span past i128 is out of every type's range.
+                let wide = i128::try_from(ns).map_err(|_| {
+                    Fault::new(
+                        Code::Range,
+                        format!("'{s}' is too long a span for {}", prim.as_str()),
+                    )
+                })?;
+                self.time_value(*prim, *unit, wide, format!("{ns}ns"))
             }
             Reader::Blob { range } => {
                 let b = bytes::parse_hex(s, range.as_ref())?;

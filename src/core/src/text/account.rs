@@ -52,11 +52,12 @@ pub fn format_account(a: &Account) -> String {
 /// Reads the textual encoding; refuses non-canonical spellings (leading zeros, an explicit
 /// default subaccount) so that one account has one text.
 pub fn parse_account(text: &str) -> Result<Account, Fault> {
-    let t = text.trim();
-    if t.chars().count() > 150 {
+    let t = super::trim_spaces(text);
+    // Counted before trimming, as the schema's `maxLength` counts.
+    if text.chars().count() > MAX_ACCOUNT_CHARS {
         return Err(Fault::new(
             Code::Account,
-            "an account text has at most 150 characters",
+            format!("an account text has at most {MAX_ACCOUNT_CHARS} characters"),
         ));
     }
     let Some((left, sub_hex)) = t.rsplit_once('.') else {
@@ -105,7 +106,7 @@ pub fn parse_account(text: &str) -> Result<Account, Fault> {
 
 /// Reads a subaccount given alone: 1 to 64 hex digits, zero-padded on the left to 32 bytes.
 pub fn parse_subaccount(text: &str) -> Result<Subaccount, Fault> {
-    let t = text.trim();
+    let t = super::trim_spaces(text);
     if t.is_empty() || t.len() > 64 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Fault::new(
             Code::Syntax,
@@ -122,10 +123,16 @@ pub fn parse_subaccount(text: &str) -> Result<Subaccount, Fault> {
     Ok(sub)
 }
 
-pub const SUBACCOUNT_PATTERN: &str = "^[0-9a-fA-F]{1,64}$";
-/// A principal alone, or with a checksum and a subaccount.
+/// Characters of an account text at most, spaces around it included.
+pub const MAX_ACCOUNT_CHARS: usize = 150;
+
+/// 1 to 64 hex digits in either case, spaces around them allowed (the reader trims them).
+pub const SUBACCOUNT_PATTERN: &str = "^[\\t\\n\\f\\r ]*(?:[0-9a-fA-F]{1,64})[\\t\\n\\f\\r ]*$";
+/// A principal alone, or with a checksum and a subaccount without leading zeros; either case
+/// (the reader ignores case throughout), spaces around it allowed. The checksums are the
+/// reader's (`E_ACCOUNT`, `E_PRINCIPAL`).
 pub const ACCOUNT_PATTERN: &str =
-    "^[a-z2-7]{1,5}(-[a-z2-7]{1,5})*(-[a-z2-7]{7}\\.[1-9a-f][0-9a-f]{0,63})?$";
+    "^[\\t\\n\\f\\r ]*(?:[a-zA-Z2-7]{5}(-[a-zA-Z2-7]{5}){0,9}-[a-zA-Z2-7]{1,5}(-[a-zA-Z2-7]{7}\\.[1-9a-fA-F][0-9a-fA-F]{0,63})?)[\\t\\n\\f\\r ]*$";
 
 #[cfg(test)]
 mod tests {

@@ -7,37 +7,62 @@ use num_bigint::BigUint;
 pub const MAX_AMOUNT_CHARS: usize = 100;
 
 /// Reads `digits[.digits][ SYMBOL]` into base units of a token with `decimals` places.
-/// `symbol` is the canister's; another symbol is `E_UNIT`.
+/// `symbol` is the canister's, matched with ASCII case ignored (`1.5 tka` is `1.5 TKA`: a
+/// person types a ticker in either case, and no two tokens are told apart by case); another
+/// symbol is `E_UNIT`. Surrounding spaces ([`super::SPACE_CLASS`]) are trimmed, and any run of
+/// them may stand between the number and the symbol, as [`amount_pattern`] says.
 pub fn parse_amount(text: &str, decimals: u8, symbol: Option<&str>) -> Result<BigUint, Fault> {
-    let t = text.trim();
-    if t.chars().count() > MAX_AMOUNT_CHARS {
+    // Counted before trimming, as a schema's `maxLength` counts.
+    if text.chars().count() > MAX_AMOUNT_CHARS {
         return Err(Fault::new(
             Code::TooLarge,
             format!("an amount has at most {MAX_AMOUNT_CHARS} characters"),
         ));
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, rest) = t.split_at(split);
-    let unit = rest.trim_start();
+    let t = super::trim_spaces(text);
+    let (number, unit) = split_unit(t, symbol);
     if number.is_empty() {
         return Err(syntax(t, "it does not start with a digit"));
     }
-    if !unit.is_empty()
-        && !unit
+    if !unit.is_empty() {
+        let symbol_like = unit
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
-    {
-        return Err(syntax(t, "only a token symbol may follow the number"));
-    }
-    if unit.starts_with(['e', 'E'])
-        && unit[1..]
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == '-' || c == '+')
-        && unit.len() > 1
-    {
-        return Err(syntax(t, "exponents are not read; write the digits"));
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-');
+        let exponent = unit.len() > 1
+            && unit.starts_with(['e', 'E'])
+            && unit[1..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == '+');
+        match symbol {
+            Some(s) if unit.eq_ignore_ascii_case(s) => {}
+            // An exponent is refused as a unit: the schema, when it cannot name the symbol,
+            // cannot tell `e8` from a ticker either.
+            Some(s) if exponent => {
+                return Err(Fault::new(
+                    Code::Unit,
+                    format!("'{unit}' is not this token's symbol ({s}); exponents are not read: write the digits"),
+                ))
+            }
+            Some(s) if symbol_like => {
+                return Err(Fault::new(
+                    Code::Unit,
+                    format!("'{unit}' is not this token's symbol; the canister's symbol is {s}"),
+                ))
+            }
+            None if symbol_like && !exponent => {
+                return Err(Fault::new(
+                    Code::Unit,
+                    format!("'{unit}' cannot be checked: the token's symbol is not known; give the number alone"),
+                ))
+            }
+            None if exponent => {
+                return Err(Fault::new(
+                    Code::Unit,
+                    format!("'{unit}' is not a symbol: exponents are not read; write the digits"),
+                ))
+            }
+            _ => return Err(syntax(t, "only a token symbol may follow the number")),
+        }
     }
     let (int_part, frac_part) = match number.split_once('.') {
         Some((i, f)) => {
@@ -125,31 +150,47 @@ pub fn format_amount_with_symbol(units: &BigUint, decimals: u8, symbol: Option<&
     }
 }
 
-/// The amount's regular expression for a JSON Schema `pattern`.
+/// The number and the unit after it. The canister's symbol is looked for at the end first,
+/// so that a symbol that starts with a digit (`1INCH`) or holds spaces is read as the pattern
+/// reads it; otherwise the number is the leading digits and points.
+fn split_unit<'t>(t: &'t str, symbol: Option<&str>) -> (&'t str, &'t str) {
+    if let Some(s) = symbol.filter(|s| !s.is_empty() && t.len() > s.len()) {
+        let at = t.len() - s.len();
+        if t.is_char_boundary(at) && t[at..].eq_ignore_ascii_case(s) {
+            let number = t[..at].trim_end_matches(|c: char| c.is_ascii_whitespace());
+            if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                return (number, &t[at..]);
+            }
+        }
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, rest) = t.split_at(split);
+    (
+        number,
+        rest.trim_start_matches(|c: char| c.is_ascii_whitespace()),
+    )
+}
+
+/// The amount's regular expression for a JSON Schema `pattern`: what [`parse_amount`] reads,
+/// but for what the schema cannot know (the token's decimals or symbol when the canisters
+/// disagree or have not been read). Spaces around the value and before the symbol are allowed
+/// and the symbol's ASCII letters match in either case, as the reader trims and compares; with
+/// no symbol known, a unit starts with a letter, `_` or `-` (so `05` and `1.5.5` are not a
+/// number and a unit).
 pub fn amount_pattern(decimals: Option<u8>, symbol: Option<&str>) -> String {
     let frac = match decimals {
         Some(0) => String::new(),
         Some(d) => format!("(\\.[0-9]{{1,{d}}})?"),
         None => "(\\.[0-9]+)?".to_string(),
     };
+    let sp = super::SPACE_CLASS;
     let unit = match symbol {
-        Some(s) => format!("( ?{})?", regex_escape(s)),
-        None => "( ?[A-Za-z0-9._-]+)?".to_string(),
+        Some(s) => format!("({sp}*{})?", super::ascii_caseless_pattern(s)),
+        None => format!("({sp}*[A-Za-z_-][A-Za-z0-9._-]*)?"),
     };
-    format!("^(0|[1-9][0-9]*){frac}{unit}$")
-}
-
-/// Escapes ECMAScript's syntax characters (and only those: with the `u` flag any other escape,
-/// `\-` among them, is an error).
-fn regex_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    super::padded_pattern(&format!("(0|[1-9][0-9]*){frac}{unit}"))
 }
 
 fn syntax(t: &str, why: &str) -> Fault {

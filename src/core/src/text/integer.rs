@@ -17,8 +17,9 @@ pub fn digits(n: &num_bigint::BigUint) -> String {
 }
 
 pub fn parse_integer(text: &str, prim: Prim, range: Option<&RangeTag>) -> Result<BigInt, Fault> {
-    let t = text.trim();
-    if t.chars().count() > MAX_INTEGER_CHARS {
+    let t = super::trim_spaces(text);
+    // Counted before trimming, as the schema's `maxLength` counts.
+    if text.chars().count() > MAX_INTEGER_CHARS {
         return Err(Fault::new(
             Code::TooLarge,
             format!("an integer has at most {MAX_INTEGER_CHARS} digits here"),
@@ -100,6 +101,139 @@ pub fn prim_bounds(prim: Prim) -> Option<(BigInt, BigInt)> {
     }
 }
 
+/// The bounds an integer input is read within: the type's, narrowed by the profile's range.
+/// `None` is unbounded on that side.
+pub fn effective_bounds(prim: Prim, range: Option<&RangeTag>) -> (Option<BigInt>, Option<BigInt>) {
+    let (mut lo, mut hi) = match prim_bounds(prim) {
+        Some((lo, hi)) => (Some(lo), Some(hi)),
+        None if prim.is_unsigned() => (Some(BigInt::from(0)), None),
+        None => (None, None),
+    };
+    if let Some(min) = range.and_then(|r| r.min).map(BigInt::from) {
+        lo = Some(lo.map_or(min.clone(), |l| l.max(min)));
+    }
+    if let Some(max) = range.and_then(|r| r.max).map(BigInt::from) {
+        hi = Some(hi.map_or(max.clone(), |h| h.min(max)));
+    }
+    (lo, hi)
+}
+
+/// The schema pattern of an integer input: exactly the decimal texts [`parse_integer`] reads
+/// for this type and range (no `+`, no leading zeros, no `-0`, the bounds spelled out digit by
+/// digit), spaces around allowed. A model can then see `nat8` stop at 255 in the schema itself.
+pub fn integer_pattern(prim: Prim, range: Option<&RangeTag>) -> String {
+    let (lo, hi) = effective_bounds(prim, range);
+    let zero = BigInt::from(0);
+    let mut alts: Vec<String> = vec![];
+    // Negative numbers: "-" and the magnitudes from max(1, -hi) to -lo.
+    if lo.as_ref().is_none_or(|l| *l < zero) {
+        let from = match &hi {
+            Some(h) if *h < zero => (-h).to_biguint().unwrap_or_default(),
+            _ => 1u8.into(),
+        };
+        let to = lo.as_ref().map(|l| (-l).to_biguint().unwrap_or_default());
+        if to.as_ref().is_none_or(|t| from <= *t) {
+            alts.push(format!("-(?:{})", nat_range(&from, to.as_ref())));
+        }
+    }
+    if hi.as_ref().is_none_or(|h| *h >= zero) {
+        let from = lo
+            .as_ref()
+            .filter(|l| **l > zero)
+            .and_then(|l| l.to_biguint())
+            .unwrap_or_default();
+        let to = hi.as_ref().and_then(|h| h.to_biguint());
+        if to.as_ref().is_none_or(|t| from <= *t) {
+            alts.push(nat_range(&from, to.as_ref()));
+        }
+    }
+    super::padded_pattern(&alts.join("|"))
+}
+
+/// An alternation matching the decimal texts of `lo..=hi` (`hi` `None`: no upper bound).
+fn nat_range(lo: &num_bigint::BigUint, hi: Option<&num_bigint::BigUint>) -> String {
+    let mut alts = vec![];
+    let mut lo = digits(lo);
+    if lo == "0" {
+        alts.push("0".to_string());
+        if hi.is_some_and(|h| *h == 0u8.into()) {
+            return alts.join("|");
+        }
+        lo = "1".into();
+    }
+    let la = lo.len();
+    match hi.map(digits) {
+        Some(hi) if hi.len() == la => alts.push(same_len(&lo, &hi)),
+        Some(hi) => {
+            let lb = hi.len();
+            alts.push(same_len(&lo, &"9".repeat(la)));
+            if la + 1 < lb {
+                alts.push(format!("[1-9][0-9]{{{la},{}}}", lb - 2));
+            }
+            alts.push(same_len(&format!("1{}", "0".repeat(lb - 1)), &hi));
+        }
+        None => {
+            alts.push(same_len(&lo, &"9".repeat(la)));
+            alts.push(format!("[1-9][0-9]{{{la},}}"));
+        }
+    }
+    alts.join("|")
+}
+
+/// A pattern for the digit strings from `a` to `b`, both of one length.
+fn same_len(a: &str, b: &str) -> String {
+    let n = a.len();
+    if a == b {
+        return a.to_string();
+    }
+    let all = |s: &str, d: u8| s.bytes().all(|x| x == d);
+    let rep = |k: usize| match k {
+        0 => String::new(),
+        1 => "[0-9]".to_string(),
+        k => format!("[0-9]{{{k}}}"),
+    };
+    if all(a, b'0') && all(b, b'9') {
+        return rep(n);
+    }
+    let (d1, d2) = (a.as_bytes()[0], b.as_bytes()[0]);
+    let (ra, rb) = (&a[1..], &b[1..]);
+    if d1 == d2 {
+        return format!("{}{}", d1 as char, same_len(ra, rb));
+    }
+    let mut alts = vec![];
+    let start = if all(ra, b'0') {
+        d1
+    } else {
+        alts.push(format!(
+            "{}{}",
+            d1 as char,
+            same_len(ra, &"9".repeat(n - 1))
+        ));
+        d1 + 1
+    };
+    let end = if all(rb, b'9') { d2 } else { d2 - 1 };
+    if start <= end {
+        let class = if start == end {
+            (start as char).to_string()
+        } else {
+            format!("[{}-{}]", start as char, end as char)
+        };
+        alts.push(format!("{class}{}", rep(n - 1)));
+    }
+    if !all(rb, b'9') {
+        alts.push(format!(
+            "{}{}",
+            d2 as char,
+            same_len(&"0".repeat(n - 1), rb)
+        ));
+    }
+    if alts.len() == 1 {
+        alts.remove(0)
+    } else {
+        format!("(?:{})", alts.join("|"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +262,47 @@ mod tests {
         ] {
             assert_eq!(read(t, Prim::Int), Err(Code::Syntax), "{t}");
         }
+    }
+
+    #[test]
+    fn the_pattern_spells_out_the_bounds() {
+        let matches = |p: Prim, r: Option<&RangeTag>, t: &str| {
+            regex_lite::Regex::new(&integer_pattern(p, r))
+                .unwrap()
+                .is_match(t)
+        };
+        for p in [Prim::Nat8, Prim::Int8, Prim::Int16, Prim::Nat16] {
+            let (lo, hi) = prim_bounds(p).unwrap();
+            let (lo, hi) = (i128::try_from(lo).unwrap(), i128::try_from(hi).unwrap());
+            for n in lo - 300..=hi + 300 {
+                let t = n.to_string();
+                assert_eq!(matches(p, None, &t), read(&t, p).is_ok(), "{p:?} {t}");
+            }
+        }
+        let r = RangeTag {
+            min: Some(-17),
+            max: Some(1234),
+        };
+        for n in -2000i64..2000 {
+            let t = n.to_string();
+            let ok = parse_integer(&t, Prim::Int, Some(&r)).is_ok();
+            assert_eq!(matches(Prim::Int, Some(&r), &t), ok, "{t}");
+        }
+        for t in ["18446744073709551615", "10000000000000000000", "0", " 7 "] {
+            assert!(matches(Prim::Nat64, None, t), "{t}");
+        }
+        for t in [
+            "18446744073709551616",
+            "-1",
+            "01",
+            "+1",
+            "-0",
+            "99999999999999999999",
+        ] {
+            assert!(!matches(Prim::Nat64, None, t), "{t}");
+        }
+        assert!(matches(Prim::Int, None, "-123456789012345678901234567890"));
+        assert!(!matches(Prim::Int, None, "-0"));
     }
 
     #[test]

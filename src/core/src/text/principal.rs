@@ -8,11 +8,12 @@ use candid::Principal;
 pub const MAX_PRINCIPAL_CHARS: usize = 63;
 
 pub fn parse_principal(text: &str) -> Result<Principal, Fault> {
-    let t = text.trim();
+    let t = super::trim_spaces(text);
     if t.is_empty() {
         return Err(Fault::new(Code::Principal, "a principal may not be empty"));
     }
-    if t.chars().count() > MAX_PRINCIPAL_CHARS {
+    // Counted before trimming, as the schema's `maxLength` counts.
+    if text.chars().count() > MAX_PRINCIPAL_CHARS {
         return Err(Fault::new(
             Code::Principal,
             format!(
@@ -47,8 +48,12 @@ pub fn parse_principal(text: &str) -> Result<Principal, Fault> {
     })
 }
 
-/// Grammar words for a principal input.
-pub const PRINCIPAL_PATTERN: &str = "^[a-z2-7]{1,5}(-[a-z2-7]{1,5})*$";
+/// A principal's text: groups of five base32 characters (either case, as the reader ignores
+/// case) and a last group of one to five, 7 to 55 characters; spaces around it allowed. The
+/// CRC32 inside and the exact base32 length are the reader's (`E_PRINCIPAL`): no pattern can
+/// check a checksum.
+pub const PRINCIPAL_PATTERN: &str =
+    "^[\\t\\n\\f\\r ]*(?:[a-zA-Z2-7]{5}(-[a-zA-Z2-7]{5}){0,9}-[a-zA-Z2-7]{1,5})[\\t\\n\\f\\r ]*$";
 
 #[cfg(test)]
 mod tests {

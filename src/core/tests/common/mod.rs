@@ -1,6 +1,8 @@
 #![allow(dead_code)]
 //! Helpers for the core's rule tests: small forms written inline.
 
+pub mod schema_gen;
+
 use candid::Principal;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
