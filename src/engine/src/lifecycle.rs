@@ -225,6 +225,7 @@ pub fn after_upgrade<R: Runtime>(rt: &R) {
                 }
             }
         }
+        crate::bus::builtins::index_unindexed(s);
         catalog::bus(s);
     });
     schedule::ensure_refresh(rt);

@@ -48,9 +48,12 @@ pub const TOOL_USAGE: MemoryId = MemoryId::new(18);
 pub const INBOX: MemoryId = MemoryId::new(19);
 /// owner → the canister its escalations are delivered to.
 pub const ESCALATION_HANDLERS: MemoryId = MemoryId::new(20);
+/// inbox entry id → (its owner, when its prune task is due): the timer finds an entry by id
+/// and removes it once the retention passed, whether or not its owner escalates again.
+pub const INBOX_IDS: MemoryId = MemoryId::new(21);
 
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 21] = [
+pub const ALL: [MemoryId; 22] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -72,4 +75,5 @@ pub const ALL: [MemoryId; 21] = [
     TOOL_USAGE,
     INBOX,
     ESCALATION_HANDLERS,
+    INBOX_IDS,
 ];

@@ -844,15 +844,18 @@ pub enum TaskKind {
     // new kind, in case an unreleased build wrote it.
     /// Remove a turn once the retention passed since it began (id: the turn's).
     PruneTurn = 6,
+    /// Remove an inbox entry once the retention passed since it was made (id: the entry's).
+    PruneInbox = 7,
 }
 
 impl TaskKind {
-    pub const ALL: [TaskKind; 5] = [
+    pub const ALL: [TaskKind; 6] = [
         TaskKind::Expire,
         TaskKind::Reconcile,
         TaskKind::Prune,
         TaskKind::Refresh,
         TaskKind::PruneTurn,
+        TaskKind::PruneInbox,
     ];
 
     /// The byte the due index stores.
@@ -868,6 +871,7 @@ impl TaskKind {
             3 => Some(TaskKind::Prune),
             4 => Some(TaskKind::Refresh),
             6 => Some(TaskKind::PruneTurn),
+            7 => Some(TaskKind::PruneInbox),
             _ => None,
         }
     }
@@ -893,10 +897,11 @@ mod tests {
             | TaskKind::Reconcile
             | TaskKind::Prune
             | TaskKind::Refresh
-            | TaskKind::PruneTurn => TaskKind::ALL.contains(&k),
+            | TaskKind::PruneTurn
+            | TaskKind::PruneInbox => TaskKind::ALL.contains(&k),
         };
         assert!(TaskKind::ALL.into_iter().all(listed));
-        assert_eq!(TaskKind::ALL.map(TaskKind::byte), [1, 2, 3, 4, 6]);
+        assert_eq!(TaskKind::ALL.map(TaskKind::byte), [1, 2, 3, 4, 6, 7]);
         for k in TaskKind::ALL {
             assert_eq!(TaskKind::from_byte(k.byte()), Some(k));
         }

@@ -114,6 +114,7 @@ pub async fn tick<R: Runtime>(rt: &R) {
                             Some(TaskKind::Expire) => expire(s, id, now),
                             Some(TaskKind::Prune) => prune(s, id, now),
                             Some(TaskKind::PruneTurn) => crate::bus::turns::prune(s, id, now),
+                            Some(TaskKind::PruneInbox) => crate::bus::builtins::prune(s, id, now),
                             // A byte no kind has: removed, nothing run.
                             _ => {}
                         }

@@ -142,6 +142,8 @@ pub struct State<M: Memory> {
     pub usage: StableBTreeMap<crate::bus::records::UsageKey, u64, VM<M>>,
     pub inbox: StableBTreeMap<(Principal, u64), crate::bus::records::InboxEntry, VM<M>>,
     pub handlers: StableBTreeMap<Principal, Principal, VM<M>>,
+    /// Inbox entry id → (owner, prune task's time), for the inbox's prune tasks.
+    pub inbox_ids: StableBTreeMap<u64, (Principal, u64), VM<M>>,
     /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
@@ -203,6 +205,7 @@ impl<M: Memory + Clone> State<M> {
             usage: StableBTreeMap::init(mm.get(memory::TOOL_USAGE)),
             inbox: StableBTreeMap::init(mm.get(memory::INBOX)),
             handlers: StableBTreeMap::init(mm.get(memory::ESCALATION_HANDLERS)),
+            inbox_ids: StableBTreeMap::init(mm.get(memory::INBOX_IDS)),
             catalog: None,
             armed_at: None,
             scheduled_since: None,

@@ -70,6 +70,18 @@ pub async fn call_tool<R: Runtime>(
             ),
         ));
     }
+    // A name no tool could have is refused before anything is recorded: a turn's step keeps
+    // the name, and a canister caller is not held to the ingress filter's bound.
+    if args.name.len() > crate::bus::MAX_NAME_BYTES {
+        return Err(err(
+            ErrorCode::TooLarge,
+            format!(
+                "the tool name is {} bytes, over the limit of {}",
+                args.name.len(),
+                crate::bus::MAX_NAME_BYTES
+            ),
+        ));
+    }
     // In a turn, the step is written (or the call refused and recorded) before any await.
     let step = match args.turn {
         Some(turn) => {
@@ -105,7 +117,10 @@ async fn dispatch<R: Runtime>(
     if args.name == COMMIT_TOOL {
         *reached = Reached::Other;
         count_call(rt, &owner, COMMIT_TOOL);
-        return commit(rt, caller, &args.input).await;
+        // In a turn the call acts for the turn's owner: another owner's intent (one the caller
+        // is also an agent of) is not found there, so that turn's record never holds it.
+        let of_owner = step.map(|_| owner);
+        return commit(rt, caller, &args.input, of_owner).await;
     }
     rt.mark("call_tool: authorized");
     let bus = rt.with_state(catalog::bus);
@@ -593,7 +608,12 @@ fn existing_answer(i: &Intent) -> ToolResult {
 /// `commit`: the owner with the preview's digest confirms and sends; anyone else allowed (an
 /// agent of the owner, or the owner without a digest) records the request and answers
 /// `awaiting_confirmation` with what the owner will be shown.
-async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult<ToolResult> {
+async fn commit<R: Runtime>(
+    rt: &R,
+    caller: Principal,
+    input: &str,
+    of_owner: Option<Principal>,
+) -> ApiResult<ToolResult> {
     let v: Value = serde_json::from_str(input).map_err(|e| {
         err(
             ErrorCode::InvalidInput,
@@ -686,6 +706,7 @@ async fn commit<R: Runtime>(rt: &R, caller: Principal, input: &str) -> ApiResult
     let id = id.expect("checked above");
     let intent = rt
         .with_state(|s| s.intents.get(&id))
+        .filter(|i| of_owner.is_none_or(|o| o == i.owner))
         .ok_or_else(|| err(ErrorCode::NotFound, format!("no intent {id}")))?;
     let is_owner = intent.owner == caller;
     if !is_owner && !rt.with_state(|s| s.is_agent_of(&intent.owner, &caller)) {

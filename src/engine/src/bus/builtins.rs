@@ -6,6 +6,7 @@ use super::records::{Delivery, InboxEntry};
 use super::turns::{self, StepRef};
 use crate::auth;
 use crate::errors::*;
+use crate::model::TaskKind;
 use crate::results;
 use crate::runtime::{CallOutcome, Runtime};
 use crate::send::SEC;
@@ -19,11 +20,18 @@ use tool_host_core::builtin::{self, Builtin};
 /// Escalations one owner's inbox keeps. At the bound the oldest delivered entry makes room (a
 /// person has it through the handler); if none was delivered, the escalation is refused with
 /// `LIMIT`, and the model is told nobody was reached. Entries older than the retention the
-/// limits give intents leave at the owner's next escalation.
-pub const MAX_INBOX_PER_OWNER: usize = 64;
+/// limits give intents are pruned by the timer (and at the owner's next escalation). 48 so
+/// that `get_inbox` answers a full inbox in one 2 MiB reply (a replicated call's bound: an
+/// owner may be a canister): the largest entry the schema allows (1 024 + 8 192 characters of
+/// four bytes, the handler's text cut at 512 bytes) is about 37.5 KB, 64 of them 2.4 MB.
+pub const MAX_INBOX_PER_OWNER: usize = 48;
 /// Escalations the host keeps, all owners together (principals are free: the per-owner bound
 /// alone would not bound the memory). At the bound an escalation is refused with `LIMIT`.
 pub const MAX_INBOX_TOTAL: u64 = 100_000;
+/// Owners with an escalation handler, all together: any principal may set one, and
+/// principals are free, so the map is bounded as agent authorizations are. At the bound a new
+/// owner's handler is refused with `LIMIT`; one already set may be changed or removed.
+pub const MAX_ESCALATION_HANDLERS: u64 = 100_000;
 /// The method an escalation handler implements.
 pub const HANDLER_METHOD: &str = "tool_host_escalation";
 
@@ -110,9 +118,60 @@ fn make_room<M: Memory>(s: &mut State<M>, owner: &Principal, now: u64) -> ApiRes
     }
 }
 
+/// Removes an entry, its id's index entry and its prune task.
 fn remove_entry<M: Memory>(s: &mut State<M>, owner: &Principal, id: u64) {
     if s.inbox.remove(&(*owner, id)).is_some() {
         s.update_config(|c| c.bus.inbox_kept = c.bus.inbox_kept.saturating_sub(1));
+    }
+    if let Some((_, prune_at)) = s.inbox_ids.remove(&id) {
+        s.due.remove(&TaskKind::PruneInbox.key(prune_at, id));
+    }
+}
+
+/// Indexes an entry by id and schedules its prune at the end of the retention.
+pub fn index_entry<M: Memory>(s: &mut State<M>, owner: Principal, id: u64, at: u64) {
+    let prune_at = at.saturating_add(s.limits().retention_seconds.saturating_mul(SEC));
+    s.inbox_ids.insert(id, (owner, prune_at));
+    s.schedule(prune_at, TaskKind::PruneInbox, id);
+}
+
+/// After an upgrade from a build that kept the inbox without its id index: each entry
+/// indexed and given its prune task. Reads the inbox (at most `MAX_INBOX_TOTAL` entries) only
+/// when the index's count differs from the inbox's; else nothing.
+pub fn index_unindexed<M: Memory>(s: &mut State<M>) {
+    if s.inbox_ids.len() == s.inbox.len() {
+        return;
+    }
+    let missing: Vec<(Principal, u64, u64)> = s
+        .inbox
+        .iter()
+        .map(|e| e.into_pair().1)
+        .filter(|e| !s.inbox_ids.contains_key(&e.id))
+        .map(|e| (e.owner, e.id, e.at))
+        .collect();
+    for (owner, id, at) in missing {
+        index_entry(s, owner, id, at);
+    }
+}
+
+/// The timer's prune of one inbox entry: removed once the retention has passed since it was
+/// made (a longer retention set since moves the task on), whether or not its owner escalates
+/// again: otherwise an owner that never does would hold the host-wide bound for ever.
+pub fn prune<M: Memory>(s: &mut State<M>, id: u64, now: u64) {
+    let Some((owner, _)) = s.inbox_ids.get(&id) else {
+        return;
+    };
+    let Some(e) = s.inbox.get(&(owner, id)) else {
+        s.inbox_ids.remove(&id);
+        return;
+    };
+    let due =
+        e.at.saturating_add(s.limits().retention_seconds.saturating_mul(SEC));
+    if now >= due {
+        remove_entry(s, &owner, id);
+    } else {
+        s.inbox_ids.insert(id, (owner, due));
+        s.schedule(due, TaskKind::PruneInbox, id);
     }
 }
 
@@ -155,8 +214,10 @@ async fn escalate<R: Runtime>(
                 },
             },
         );
+        index_entry(s, owner, id, now);
         Ok::<_, ApiError>((id, handler, s.limits().call_timeout_seconds))
     })?;
+    crate::schedule::arm_new(rt);
     let delivery = match handler {
         None => Delivery::NoHandler,
         Some(h) => {
@@ -255,15 +316,29 @@ pub fn set_escalation_handler<R: Runtime>(
             "the anonymous principal is not a canister that can handle escalations",
         ));
     }
+    if handler == Some(rt.self_id()) {
+        return Err(err(
+            ErrorCode::InvalidArgument,
+            "the tool host itself is not an escalation handler: name the canister that reaches the owner",
+        ));
+    }
     rt.with_state(|s| match handler {
         Some(h) => {
+            let new_owner = !s.handlers.contains_key(&caller);
+            if new_owner && s.handlers.len() >= MAX_ESCALATION_HANDLERS {
+                return Err(err(
+                    ErrorCode::Limit,
+                    format!("the tool host keeps at most {MAX_ESCALATION_HANDLERS} escalation handlers; nothing was set"),
+                ));
+            }
             s.handlers.insert(caller, h);
+            Ok(())
         }
         None => {
             s.handlers.remove(&caller);
+            Ok(())
         }
-    });
-    Ok(())
+    })
 }
 
 fn entry_view(e: InboxEntry) -> InboxEntryView {

@@ -20,8 +20,10 @@ use tool_host_core::plan::COMMIT_TOOL;
 
 /// Bytes of a selection's query (`select_tools`, `begin_turn`).
 pub const MAX_QUERY_BYTES: usize = 2048;
-/// Names `missing_tools` takes, and bytes of each.
+/// Names `missing_tools` takes.
 pub const MAX_EXPECTED_NAMES: usize = 256;
+/// Bytes of a tool name a caller gives (`missing_tools`, `call_tool`): twice the longest
+/// name a provider takes (64), so no real name is refused.
 pub const MAX_NAME_BYTES: usize = 128;
 
 /// `list_tools`: every tool, in `format` (MCP when absent), for anyone.
@@ -205,12 +207,26 @@ pub fn check_indexes<M: ic_stable_structures::Memory>(
         ));
     }
     let mut per_owner: std::collections::BTreeMap<Principal, usize> = Default::default();
+    let mut by_id: std::collections::BTreeMap<u64, (Principal, u64)> =
+        s.inbox_ids.iter().map(|e| e.into_pair()).collect();
     for e in s.inbox.iter() {
         let ((owner, id), entry) = e.into_pair();
         if entry.owner != owner || entry.id != id {
             return Err(format!(
                 "inbox entry ({owner}, {id}) is stored under another key"
             ));
+        }
+        match by_id.remove(&id) {
+            Some((o, prune_at)) if o == owner => {
+                if !tasks.contains(&TaskKind::PruneInbox.key(prune_at, id)) {
+                    return Err(format!("inbox entry {id} has no prune task at {prune_at}"));
+                }
+            }
+            other => {
+                return Err(format!(
+                    "inbox entry ({owner}, {id}): the id index says {other:?}"
+                ))
+            }
         }
         *per_owner.entry(owner).or_default() += 1;
     }
@@ -219,6 +235,9 @@ pub fn check_indexes<M: ic_stable_structures::Memory>(
         .find(|(_, n)| **n > builtins::MAX_INBOX_PER_OWNER)
     {
         return Err(format!("{o}'s inbox holds {n} entries"));
+    }
+    if let Some(id) = by_id.keys().next() {
+        return Err(format!("the inbox's id index names a missing entry {id}"));
     }
     let entries: usize = per_owner.values().sum();
     if s.config.get().bus.inbox_kept != entries as u64 {

@@ -67,7 +67,7 @@ pub fn begin_turn<R: Runtime>(
     let format = args.format.unwrap_or(ToolFormat::Mcp);
     let now = rt.now();
     let started = rt.with_state(|s| {
-        make_room(s, &owner)?;
+        make_room(s, &owner, now)?;
         let bus = catalog::bus(s);
         let usage = usage::counts(s, &owner);
         let offered = offer(&bus, &args.query, limit, &usage);
@@ -108,9 +108,10 @@ pub fn begin_turn<R: Runtime>(
     Ok(started)
 }
 
-/// Room for one more turn of `owner`: under both bounds, or the owner's oldest finished turn
-/// removed; else refused, with nothing removed.
-fn make_room<M: Memory>(s: &mut State<M>, owner: &Principal) -> ApiResult<()> {
+/// Room for one more turn of `owner`: under both bounds, or the owner's oldest turn removed if
+/// it expired (a retention shortened since leaves it until its prune task, though no one can
+/// read or call it), else its oldest finished one; else refused, with nothing removed.
+fn make_room<M: Memory>(s: &mut State<M>, owner: &Principal, now: u64) -> ApiResult<()> {
     let mine: Vec<(u64, bool)> = s
         .owner_turns
         .range((*owner, 0)..=(*owner, u64::MAX))
@@ -120,6 +121,12 @@ fn make_room<M: Memory>(s: &mut State<M>, owner: &Principal) -> ApiResult<()> {
         })
         .collect();
     if mine.len() >= MAX_TURNS_PER_OWNER {
+        // Ids grow with time: if any of the owner's turns expired, the first did.
+        let first = mine.first().and_then(|(id, _)| s.turns.get(id));
+        if let Some(t) = first.filter(|t| expired(s, t, now)) {
+            remove_turn(s, t.id);
+            return Ok(());
+        }
         let Some((oldest, _)) = mine.iter().find(|(_, finished)| *finished) else {
             return Err(err(
                 ErrorCode::Limit,
