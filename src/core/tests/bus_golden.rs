@@ -7,20 +7,6 @@ use tool_host_core::bus::{host_decls, render, ToolDecl, ToolFormat};
 use tool_host_core::packs::pack;
 use tool_host_core::plan::build_tool_plans;
 
-fn check(name: &str, text: &str) {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var("UPDATE_GOLDEN").is_ok() {
-        std::fs::write(&path, text).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{path} missing; run with UPDATE_GOLDEN=1"));
-    assert!(
-        want == text,
-        "{name} changed; compare with UPDATE_GOLDEN=1 and git diff"
-    );
-}
-
 fn rendered(format: ToolFormat) -> String {
     let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
     let decls = host_decls(&plans, &[ledger()]);
@@ -39,17 +25,17 @@ fn file(format: ToolFormat) -> String {
 
 #[test]
 fn icrc_tools_in_mcp() {
-    check(&file(ToolFormat::Mcp), &rendered(ToolFormat::Mcp));
+    check_golden(&file(ToolFormat::Mcp), &rendered(ToolFormat::Mcp));
 }
 
 #[test]
 fn icrc_tools_in_openai_chat_completions() {
-    check(&file(ToolFormat::OpenAi), &rendered(ToolFormat::OpenAi));
+    check_golden(&file(ToolFormat::OpenAi), &rendered(ToolFormat::OpenAi));
 }
 
 #[test]
 fn icrc_tools_in_openai_responses() {
-    check(
+    check_golden(
         &file(ToolFormat::OpenAiResponses),
         &rendered(ToolFormat::OpenAiResponses),
     );
@@ -57,7 +43,7 @@ fn icrc_tools_in_openai_responses() {
 
 #[test]
 fn icrc_tools_in_anthropic() {
-    check(
+    check_golden(
         &file(ToolFormat::Anthropic),
         &rendered(ToolFormat::Anthropic),
     );
@@ -66,13 +52,13 @@ fn icrc_tools_in_anthropic() {
 #[test]
 fn icrc_tools_in_markdown() {
     let text = rendered(ToolFormat::Markdown);
-    check(&file(ToolFormat::Markdown), &text);
+    check_golden(&file(ToolFormat::Markdown), &text);
     assert!(text.contains("TKA"), "the ledger's symbol appears");
 }
 
 #[test]
 fn icrc_tools_in_json_schema() {
-    check(
+    check_golden(
         &file(ToolFormat::JsonSchema),
         &rendered(ToolFormat::JsonSchema),
     );

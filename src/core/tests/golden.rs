@@ -10,20 +10,6 @@ use tool_host_core::plan::build_tool_plans;
 use tool_host_core::read::Canister;
 use tool_host_core::schema::tool_definitions;
 
-fn check(name: &str, text: &str) {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var("UPDATE_GOLDEN").is_ok() {
-        std::fs::write(&path, text).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{path} missing; run with UPDATE_GOLDEN=1"));
-    assert!(
-        want == text,
-        "{name} changed; compare with UPDATE_GOLDEN=1 and git diff"
-    );
-}
-
 fn defs(canisters: &[Canister]) -> String {
     let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
     serde_json::to_string_pretty(&tool_definitions(&plans, canisters)).unwrap() + "\n"
@@ -31,12 +17,12 @@ fn defs(canisters: &[Canister]) -> String {
 
 #[test]
 fn icrc_tool_definitions_with_one_ledger() {
-    check("icrc_tools_one_ledger.json", &defs(&[ledger()]));
+    check_golden("icrc_tools_one_ledger.json", &defs(&[ledger()]));
 }
 
 #[test]
 fn icrc_tool_definitions_without_canisters() {
-    check("icrc_tools_no_canisters.json", &defs(&[]));
+    check_golden("icrc_tools_no_canisters.json", &defs(&[]));
 }
 
 #[test]
@@ -49,7 +35,7 @@ fn icrc_tool_definitions_when_ledgers_disagree() {
         ("query:icrc1_symbol".to_string(), serde_json::json!("ckBTC")),
     ]);
     let text = defs(&[ledger(), other]);
-    check("icrc_tools_two_ledgers.json", &text);
+    check_golden("icrc_tools_two_ledgers.json", &text);
     assert!(
         !text.contains("\"1.5 TKA\""),
         "no symbol when the canisters disagree"

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 use test_ledger::types as lt;
+use tool_host_engine::types::{BeginTurnArgs, BuiltinSettings, SelectArgs, ToolFormat};
 use tool_host_tests::backend::{Backend, BackendError, BackendExt, InstallMode};
 use tool_host_tests::check::{ApiOk, Check, Fail};
 use tool_host_tests::clients::{host_arg, HostArg};
@@ -14,7 +15,7 @@ use tool_host_tests::ledgers::LedgerKind;
 use tool_host_tests::local::LocalBackend;
 use tool_host_tests::pocketic::{PocketIcBackend, SERVER_ENV};
 use tool_host_tests::wasm::{self, Canister};
-use tool_host_tests::world::{account, World, TEST_DECIMALS, TEST_FEE};
+use tool_host_tests::world::{account, World, ICRC1_FORM, ICRC2_FORM, TEST_DECIMALS, TEST_FEE};
 
 /// Set to skip the upgrade figures (filling 100 000 intents takes minutes) while iterating.
 const FLOWS_ONLY_ENV: &str = "BENCH_FLOWS_ONLY";
@@ -117,12 +118,12 @@ fn prepare_and_confirm(w: &mut World, amount: &str) -> Check<Costs> {
     })
 }
 
-fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
-    let mut w = World::deploy(b, LedgerKind::Test)?;
+/// `count` more test ledgers, each registered with `forms`.
+fn more_ledgers(w: &mut World, count: u32, forms: &[&str]) -> Check<Vec<Principal>> {
     let c = w.p.controller;
-    // Nine more ledgers: ICRC-1 + ICRC-2 on ten canisters.
     let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
-    for i in 1..10 {
+    let mut out = vec![];
+    for i in 1..=count {
         let l = w.b.create_canister(&[c])?;
         let init = lt::InitArgs {
             name: format!("Token {i}"),
@@ -140,15 +141,197 @@ fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
             c,
         )?;
         w.host
-            .register_canister(
-                w.b.as_mut(),
-                c,
-                l,
-                Some(&format!("TK{i}")),
-                &["icrc1", "icrc2"],
-            )?
+            .register_canister(w.b.as_mut(), c, l, Some(&format!("TK{i}")), forms)?
             .ok_or_fail("register_canister")?;
+        out.push(l);
     }
+    Ok(out)
+}
+
+/// A copy of a pack under another name: its methods renamed (`icrc1_` / `icrc2_` become
+/// `x07_`), its refs unchanged (they name the ledger's own queries), so each copy adds tools
+/// of its own with the same shapes. Only for measuring a host holding many forms.
+fn renamed_pack(json: &str, k: u32) -> String {
+    let mut form: serde_json::Value = serde_json::from_str(json).expect("a pack is JSON");
+    form["name"] = format!("copy{k:02}").into();
+    let methods = form["methods"]
+        .as_object()
+        .expect("a pack has methods")
+        .clone();
+    let renamed: serde_json::Map<String, serde_json::Value> = methods
+        .into_iter()
+        .map(|(m, v)| {
+            let rest = m
+                .strip_prefix("icrc1_")
+                .or_else(|| m.strip_prefix("icrc2_"))
+                .unwrap_or(&m);
+            (format!("x{k:02}_{rest}"), v)
+        })
+        .collect();
+    form["methods"] = renamed.into();
+    form.to_string()
+}
+
+/// The bus on a host holding 50 forms (the two packs and 48 renamed copies) on 10 ledgers:
+/// listing in each format, a selection, a turn begun, and a turn's step (`current_time`
+/// called in the turn against the same call outside one).
+fn bus_costs(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
+    let mut w = World::deploy(b, LedgerKind::Test)?;
+    let (c, owner) = (w.p.controller, w.p.owner);
+    let mut limits = w.limits()?;
+    limits.max_forms = 64;
+    w.set_limits(limits)?;
+    let mut ids = vec!["icrc1".to_string(), "icrc2".to_string()];
+    for k in 0..48u32 {
+        let (base, pack) = if k % 2 == 0 {
+            ("icrc1", ICRC1_FORM)
+        } else {
+            ("icrc2", ICRC2_FORM)
+        };
+        let id = format!("{base}_copy{k:02}");
+        w.host
+            .register_form(w.b.as_mut(), c, &id, &renamed_pack(pack, k))?
+            .ok_or_fail("register_form")?;
+        ids.push(id);
+    }
+    let forms: Vec<&str> = ids.iter().map(String::as_str).collect();
+    // The test world's own ledger carries the two packs; it gets the copies too.
+    w.host
+        .register_canister(w.b.as_mut(), c, w.ledger.0, Some("TKA"), &forms)?
+        .ok_or_fail("register_canister (the world's ledger)")?;
+    more_ledgers(&mut w, 9, &forms)?;
+    w.host
+        .set_builtins(
+            w.b.as_mut(),
+            c,
+            BuiltinSettings {
+                enabled: vec!["current_time".into(), "escalate".into(), "calculate".into()],
+                pinned: vec![],
+                unpinned: None,
+                default_time_zone: None,
+            },
+        )?
+        .ok_or_fail("set_builtins")?;
+    let tools = w.host.describe_tools(w.b.as_mut(), owner)?.len();
+    println!("    (50 forms on 10 ledgers: {tools} tools)");
+
+    for (name, format) in [
+        ("mcp", ToolFormat::Mcp),
+        ("openai", ToolFormat::OpenAi),
+        ("openai_responses", ToolFormat::OpenAiResponses),
+        ("anthropic", ToolFormat::Anthropic),
+        ("markdown", ToolFormat::Markdown),
+        ("jsonschema", ToolFormat::JsonSchema),
+    ] {
+        let text = w.host.list_tools_in(w.b.as_mut(), owner, Some(format))?;
+        let cost = measured(w.b.last_instructions())?;
+        row(
+            rows,
+            &format!(
+                "list tools as {name}: 50 forms on 10 ledgers ({} bytes)",
+                n(text.len() as u64)
+            ),
+            show(cost),
+            "",
+        );
+    }
+    let query = "send 1.5 tokens to an account on the ledger";
+    let picked = w
+        .host
+        .select_tools(
+            w.b.as_mut(),
+            owner,
+            SelectArgs {
+                query: query.into(),
+                limit: None,
+                owner: None,
+            },
+        )?
+        .ok_or_fail("select_tools")?;
+    let cost = measured(w.b.last_instructions())?;
+    row(
+        rows,
+        &format!(
+            "select 6 of {tools} tools for a request ({} chosen)",
+            picked.len()
+        ),
+        show(cost),
+        "",
+    );
+    let host = w.host.0;
+    let before = measured(w.b.canister_instructions(host))?;
+    let turn = w
+        .host
+        .begin_turn(
+            w.b.as_mut(),
+            owner,
+            BeginTurnArgs {
+                query: "what is the current time".into(),
+                limit: None,
+                format: Some(ToolFormat::Anthropic),
+                owner: None,
+            },
+        )?
+        .ok_or_fail("begin_turn")?;
+    let after = measured(w.b.canister_instructions(host))?;
+    row(
+        rows,
+        "begin a turn: select 6, render for Anthropic, record the turn",
+        show(after.zip(before).map(|(a, b)| a - b)),
+        "",
+    );
+    if !turn.offered.iter().any(|t| t == "current_time") {
+        return Err(Fail::Failed(format!(
+            "the turn did not offer current_time: {:?}",
+            turn.offered
+        )));
+    }
+    let input = r#"{"timezone":"Europe/Zurich"}"#;
+    // Once each first, so neither pays a first call's costs.
+    let mut step = None;
+    let mut plain = None;
+    for _ in 0..2 {
+        let t0 = measured(w.b.canister_instructions(host))?;
+        let r = w
+            .host
+            .call_tool_in_turn(
+                w.b.as_mut(),
+                owner,
+                turn.turn_id,
+                "current_time",
+                input,
+                None,
+            )?
+            .ok_or_fail("current_time in the turn")?;
+        let t1 = measured(w.b.canister_instructions(host))?;
+        let r2 = w
+            .host
+            .call_tool(w.b.as_mut(), owner, "current_time", input, None)?
+            .ok_or_fail("current_time outside a turn")?;
+        let t2 = measured(w.b.canister_instructions(host))?;
+        if r.is_error || r2.is_error {
+            return Err(Fail::Failed(format!(
+                "current_time: {} / {}",
+                r.content, r2.content
+            )));
+        }
+        step = t1.zip(t0).map(|(a, b)| a - b);
+        plain = t2.zip(t1).map(|(a, b)| a - b);
+    }
+    row(
+        rows,
+        "current_time in a turn (a step recorded)",
+        show(step),
+        "",
+    );
+    row(rows, "current_time outside a turn", show(plain), "");
+    Ok(())
+}
+
+fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
+    let mut w = World::deploy(b, LedgerKind::Test)?;
+    // Nine more ledgers: ICRC-1 + ICRC-2 on ten canisters.
+    let _ = more_ledgers(&mut w, 9, &["icrc1", "icrc2"])?;
     let defs = w.host.list_tools(w.b.as_mut(), Principal::anonymous())?;
     let list = measured(w.b.last_instructions())?;
     row(
@@ -317,6 +500,7 @@ fn run(name: &str, make: &dyn Fn() -> Result<Box<dyn Backend>, BackendError>) ->
     println!("== {name}");
     let mut rows = vec![];
     flows(make()?, &mut rows)?;
+    bus_costs(make()?, &mut rows)?;
     if std::env::var_os(FLOWS_ONLY_ENV).is_some() {
         println!("  (upgrades not run: {FLOWS_ONLY_ENV} is set)");
     } else {

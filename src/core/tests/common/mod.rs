@@ -108,3 +108,18 @@ pub fn with_ledger(mut input: Value) -> Value {
     input["canister_id"] = json!(LEDGER);
     input
 }
+
+/// Compares `text` with the golden file `tests/golden/<name>`; `UPDATE_GOLDEN=1` rewrites it.
+pub fn check_golden(name: &str, text: &str) {
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var("UPDATE_GOLDEN").is_ok() {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{path} missing; run with UPDATE_GOLDEN=1"));
+    assert!(
+        want == text,
+        "{name} changed; compare with UPDATE_GOLDEN=1 and git diff"
+    );
+}
