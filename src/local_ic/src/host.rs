@@ -17,7 +17,7 @@ use crate::system_api::{build_linker, Env};
 /// 2025-01-01T00:00:00Z: a fixed start time keeps tests deterministic.
 pub const DEFAULT_START_TIME_NANOS: u64 = 1_735_689_600_000_000_000;
 
-/// Per-execution instruction limits (wasmi fuel), as on the IC.
+/// Per-execution instruction limits, as on the IC; they apply to the host's [`CostModel`] count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Update methods, callbacks, cleanups and timers.

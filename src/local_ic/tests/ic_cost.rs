@@ -237,3 +237,24 @@ fn fuel_is_recorded_beside_the_ic_count_and_is_the_count_without_the_model() {
     assert_eq!(plain.last_instructions(), plain.last_fuel());
     assert_ne!(plain.last_instructions(), 578);
 }
+
+#[test]
+fn each_arm_of_an_if_is_its_own_block_and_only_the_taken_one_is_charged() {
+    let mut ic = ic_host();
+    let canister = install(
+        &mut ic,
+        r#"(func $pick (param $x i32) (result i32)
+             (if (result i32) (local.get $x)
+               (then (i32.const 10))
+               (else (i32.const 20))))
+           (func (export "canister_update branch")
+             (drop (call $pick (i32.const 1)))
+             (drop (call $pick (i32.const 0)))
+             (call $reply))"#,
+    );
+    let (_, count) = run(&mut ic, canister, "branch");
+    // $pick: 1 + local.get 1 + if 2 = 4 before the arms; either arm: i32.const 1 (else/end 0).
+    let pick = 4 + 1;
+    // The update: 1 + two (i32.const 1 + call 5 + drop 1) + call 5 = 20; msg_reply 500.
+    assert_eq!(count, 20 + 2 * pick + 500);
+}
