@@ -5,7 +5,8 @@
 //! cost (const/local/arith 1, drop 1, call 5, br_if 2, memory.fill 100, structure 0); the
 //! System API overheads (500, call_new 1 500, call_perform 5 000, stable64_* 20,
 //! stable64_grow 100, performance_counter 200); 50 per byte of reply and call argument;
-//! 1 per byte of stable memory and of a memory.fill; 1 000 per newly dirtied 4 KiB page.
+//! 1 per byte of stable memory, of a memory.fill and of a `*_copy`; 2 + 50 per byte logged;
+//! 1 000 per newly dirtied 4 KiB page.
 
 use candid::Principal;
 use local_ic::{CostModel, InstallMode, Limits, LocalIc};
@@ -19,6 +20,9 @@ const IMPORTS: &str = r#"
   (import "ic0" "call_new" (func $call_new (param i32 i32 i32 i32 i32 i32 i32 i32)))
   (import "ic0" "call_data_append" (func $call_data_append (param i32 i32)))
   (import "ic0" "call_perform" (func $call_perform (result i32)))
+  (import "ic0" "debug_print" (func $print (param i32 i32)))
+  (import "ic0" "msg_arg_data_size" (func $arg_size (result i32)))
+  (import "ic0" "msg_arg_data_copy" (func $arg_copy (param i32 i32 i32)))
   (memory 1)
 "#;
 
@@ -257,4 +261,26 @@ fn each_arm_of_an_if_is_its_own_block_and_only_the_taken_one_is_charged() {
     let pick = 4 + 1;
     // The update: 1 + two (i32.const 1 + call 5 + drop 1) + call 5 = 20; msg_reply 500.
     assert_eq!(count, 20 + 2 * pick + 500);
+}
+
+#[test]
+fn a_received_argument_costs_one_per_byte_copied_and_a_print_fifty_two_per_byte_logged() {
+    let mut ic = ic_host();
+    let canister = install(
+        &mut ic,
+        r#"(func (export "canister_update take")
+             (call $arg_copy (i32.const 0) (i32.const 0) (call $arg_size))
+             (call $reply))
+           (func (export "canister_update print")
+             (call $print (i32.const 0) (i32.const 40))
+             (call $reply))"#,
+    );
+    ic.update_call(canister, admin(), "take", vec![9; 3_000])
+        .expect("replies");
+    // 1 + two i32.const + three calls 15 = 18; msg_arg_data_size 500; msg_arg_data_copy
+    // 500 + 3 000 bytes; msg_reply 500.
+    assert_eq!(ic.last_instructions(), 18 + 500 + (500 + 3_000) + 500);
+    // 1 + two i32.const + two calls = 13; debug_print 100 + (2 + 50) × 40 bytes logged;
+    // msg_reply 500.
+    assert_eq!(run(&mut ic, canister, "print").1, 13 + 100 + 52 * 40 + 500);
 }
