@@ -25,6 +25,8 @@ pub(crate) struct CallContext {
     pub outstanding: usize,
     /// Instructions spent in this context (performance counter 1).
     pub instructions: u64,
+    /// wasmi fuel spent in this context (beside `instructions` when the IC model is on).
+    pub fuel: u64,
 }
 
 /// A callback registered by `call_new` … `call_perform`, waiting for the response.
@@ -61,6 +63,8 @@ pub(crate) struct Canister {
     /// Instructions of every update, callback, cleanup and timer execution so far (benchmarks
     /// read the difference around a flow to count one canister's share of it).
     pub instructions_total: u64,
+    /// wasmi fuel of the same executions.
+    pub fuel_total: u64,
     /// Fault injection: the next `ic0.call_perform` returns 2.
     pub fail_next_call_perform: bool,
     /// How far (ns) this canister's clock runs ahead of the host's (`set_clock_ahead`).
@@ -83,6 +87,7 @@ impl Canister {
             next_id: 0,
             last_was_timer: false,
             instructions_total: 0,
+            fuel_total: 0,
             fail_next_call_perform: false,
             clock_ahead: 0,
         }

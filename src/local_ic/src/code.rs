@@ -26,8 +26,11 @@ pub(crate) struct RunOutcome {
     pub exec: ExecState,
     /// `Err(trap message)` if the execution trapped.
     pub result: Result<(), String>,
-    /// Instructions (wasmi fuel) consumed.
+    /// Instructions consumed, as the host counts them: the IC cost model's count when the
+    /// model is on, wasmi fuel otherwise.
     pub instructions: u64,
+    /// wasmi fuel consumed (with the IC model on: by the instrumented module).
+    pub fuel: u64,
     /// `ic0.debug_print` output.
     pub logs: Vec<String>,
 }
@@ -48,7 +51,12 @@ pub(crate) struct Code {
     memory: Option<Memory>,
     table: Option<Table>,
     globals: Vec<Global>,
+    /// The IC cost model's counter (instructions left), if the module is instrumented.
+    counter: Option<Global>,
 }
+
+/// Fuel given to an execution when the IC cost model enforces the limit instead.
+const UNMETERED_FUEL: u64 = u64::MAX / 2;
 
 impl std::fmt::Debug for Code {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,7 +98,9 @@ impl Code {
             .iter()
             .filter_map(|name| instance.get_global(&store, name))
             .collect();
+        let counter = instance.get_global(&store, crate::ic_cost::instrument::COUNTER_EXPORT);
         store.data_mut().memory = memory;
+        store.data_mut().ic_counter = counter;
         let code = Self {
             prepared,
             module,
@@ -99,6 +109,7 @@ impl Code {
             memory,
             table,
             globals,
+            counter,
         };
         code.check_entry_point_types()?;
         Ok(code)
@@ -206,11 +217,24 @@ impl Code {
     }
 
     /// Runs one execution with `exec` as its System API state.
+    ///
+    /// With the IC cost model the counter starts at the limit and the limit applies to it;
+    /// fuel is still counted, without a limit.
     pub fn run(&mut self, entry: Entry<'_>, exec: ExecState) -> RunOutcome {
         let limit = exec.fuel_limit;
+        let fuel_given = if self.counter.is_some() {
+            UNMETERED_FUEL
+        } else {
+            limit
+        };
         self.store
-            .set_fuel(limit)
+            .set_fuel(fuel_given)
             .expect("fuel metering is enabled");
+        if let Some(counter) = self.counter {
+            counter
+                .set(&mut self.store, Val::I64(limit.min(i64::MAX as u64) as i64))
+                .expect("the counter is a mutable i64");
+        }
         self.store.data_mut().exec = Some(exec);
         self.store.data_mut().logs.clear();
         let result = match entry {
@@ -230,13 +254,33 @@ impl Code {
             Err(e) if is_out_of_fuel(e) => 0,
             _ => self.store.get_fuel().unwrap_or(0),
         };
+        let fuel = fuel_given.saturating_sub(remaining);
+        let mut result = result.map_err(|e| describe_trap(&e, limit));
+        let instructions = match self.counter {
+            None => fuel,
+            Some(counter) => {
+                let left = counter
+                    .get(&self.store)
+                    .i64()
+                    .expect("the counter is an i64");
+                // Below zero: over the limit, whether the canister trapped at a check or
+                // returned first (the replica fails the message either way).
+                if left < 0 {
+                    result = Err(limit_exceeded(limit));
+                    limit
+                } else {
+                    limit.saturating_sub(left as u64)
+                }
+            }
+        };
         let data = self.store.data_mut();
         let exec = data.exec.take().expect("set above");
         let logs = std::mem::take(&mut data.logs);
         RunOutcome {
             exec,
-            result: result.map_err(|e| describe_trap(&e, limit)),
-            instructions: limit.saturating_sub(remaining),
+            result,
+            instructions,
+            fuel,
             logs,
         }
     }
@@ -276,9 +320,7 @@ fn describe_trap(error: &wasmi::Error, limit: u64) -> String {
         return trap.to_string();
     }
     if is_out_of_fuel(error) {
-        return format!(
-            "Canister exceeded the limit of {limit} instructions for single message execution."
-        );
+        return limit_exceeded(limit);
     }
     let what = match error.as_trap_code() {
         Some(TrapCode::UnreachableCodeReached) => "unreachable".to_string(),
@@ -289,6 +331,11 @@ fn describe_trap(error: &wasmi::Error, limit: u64) -> String {
         None => error.to_string(),
     };
     format!("Canister trapped: {what}")
+}
+
+/// The trap message of an execution over its instruction limit (as the replica words it).
+fn limit_exceeded(limit: u64) -> String {
+    format!("Canister exceeded the limit of {limit} instructions for single message execution.")
 }
 
 fn is_out_of_fuel(error: &wasmi::Error) -> bool {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use candid::Principal;
-use wasmi::{Config, Engine, Linker};
+use wasmi::{CompilationMode, Config, Engine, Linker};
 
 use crate::canister::Canister;
 use crate::code::Code;
@@ -17,7 +17,7 @@ use crate::system_api::{build_linker, Env};
 /// 2025-01-01T00:00:00Z: a fixed start time keeps tests deterministic.
 pub const DEFAULT_START_TIME_NANOS: u64 = 1_735_689_600_000_000_000;
 
-/// Per-execution instruction limits (wasmi fuel), as on the IC.
+/// Per-execution instruction limits, as on the IC; they apply to the host's [`CostModel`] count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Update methods, callbacks, cleanups and timers.
@@ -37,6 +37,38 @@ impl Default for Limits {
             query_instructions: 5_000_000_000,
             install_instructions: 300_000_000_000,
             inspect_instructions: 200_000_000,
+        }
+    }
+}
+
+/// How the host counts instructions (chosen per host, [`LocalIc::with_cost_model`]).
+///
+/// Both counts are recorded for every execution; the model decides which one
+/// `last_instructions`, `instructions_total`, `ic0.performance_counter` and the instruction
+/// limits use. The other is `last_fuel` / `fuel_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CostModel {
+    /// wasmi fuel (about 1 per operator; System API calls and payload bytes free; with wasmi's
+    /// lazy translation, function bodies cost fuel on their first call). The default.
+    WasmiFuel,
+    /// The replica's count (`docs/local-ic.md`, "Counting instructions as the IC does"):
+    /// operator costs charged per basic block by an instrumented module, System API
+    /// overheads, payload bytes, stable memory bytes and dirty pages; eager compilation.
+    /// The fuel beside it is the instrumented module's.
+    Ic,
+}
+
+impl CostModel {
+    /// `LOCAL_IC_COST_MODEL=ic` selects [`CostModel::Ic`], `fuel` (or unset) the default;
+    /// anything else is refused, naming the value.
+    ///
+    /// # Panics
+    /// If the variable holds another value.
+    pub fn from_env() -> Self {
+        match std::env::var("LOCAL_IC_COST_MODEL").as_deref() {
+            Err(_) | Ok("fuel") => CostModel::WasmiFuel,
+            Ok("ic") => CostModel::Ic,
+            Ok(other) => panic!("LOCAL_IC_COST_MODEL={other:?}: expected \"ic\" or \"fuel\""),
         }
     }
 }
@@ -87,6 +119,7 @@ pub(crate) enum IngressState {
     Done {
         result: Result<Vec<u8>, Reject>,
         instructions: u64,
+        fuel: u64,
     },
 }
 
@@ -112,7 +145,9 @@ pub struct LocalIc {
     pub(crate) echo_logs: bool,
     pub(crate) rand_state: u64,
     pub(crate) limits: Limits,
+    pub(crate) cost_model: CostModel,
     pub(crate) last_instructions: u64,
+    pub(crate) last_fuel: u64,
     pub(crate) max_outstanding_calls: usize,
 }
 
@@ -136,10 +171,20 @@ impl LocalIc {
     /// A new, empty local IC at [`DEFAULT_START_TIME_NANOS`].
     ///
     /// Canister output is echoed to stderr if the environment variable
-    /// `LOCAL_IC_ECHO_LOGS` is set (see also [`LocalIc::set_echo_logs`]).
+    /// `LOCAL_IC_ECHO_LOGS` is set (see also [`LocalIc::set_echo_logs`]). Instructions are
+    /// counted as [`CostModel::from_env`] says (wasmi fuel unless `LOCAL_IC_COST_MODEL=ic`).
     pub fn new() -> Self {
+        Self::with_cost_model(CostModel::from_env())
+    }
+
+    /// A new, empty local IC that counts instructions with `cost_model`.
+    pub fn with_cost_model(cost_model: CostModel) -> Self {
         let mut config = Config::default();
         config.consume_fuel(true);
+        if cost_model == CostModel::Ic {
+            // Nothing is translated during an execution, so nothing is charged for it.
+            config.compilation_mode(CompilationMode::Eager);
+        }
         let engine = Engine::new(&config);
         let linker = build_linker(&engine);
         Self {
@@ -156,9 +201,16 @@ impl LocalIc {
             echo_logs: std::env::var_os("LOCAL_IC_ECHO_LOGS").is_some(),
             rand_state: 0,
             limits: Limits::default(),
+            cost_model,
             last_instructions: 0,
+            last_fuel: 0,
             max_outstanding_calls: 500,
         }
+    }
+
+    /// How this host counts instructions.
+    pub fn cost_model(&self) -> CostModel {
+        self.cost_model
     }
 
     /// The instruction limits in force.
@@ -398,8 +450,10 @@ impl LocalIc {
             Some(IngressState::Done {
                 result,
                 instructions,
+                fuel,
             }) => {
                 self.last_instructions = instructions;
+                self.last_fuel = fuel;
                 result
             }
             _ => unreachable!("checked above"),
@@ -414,18 +468,30 @@ impl LocalIc {
         }
     }
 
-    /// Instructions used by the last completed `update_call`/`await_message` (all
-    /// executions of its call context), `query_call` or `install`.
     /// Instructions a canister has used in all its replicated executions (updates, callbacks,
-    /// cleanups, timers) since it was created; queries and installs are not counted.
+    /// cleanups, timers) since it was created; queries and installs are not counted. Counted
+    /// by the host's [`CostModel`].
     pub fn instructions_total(&self, canister: Principal) -> u64 {
         self.canisters
             .get(&canister)
             .map_or(0, |c| c.instructions_total)
     }
 
+    /// The wasmi fuel of the same executions as [`LocalIc::instructions_total`].
+    pub fn fuel_total(&self, canister: Principal) -> u64 {
+        self.canisters.get(&canister).map_or(0, |c| c.fuel_total)
+    }
+
+    /// Instructions used by the last completed `update_call`/`await_message` (all
+    /// executions of its call context), `query_call` or `install`, counted by the host's
+    /// [`CostModel`].
     pub fn last_instructions(&self) -> u64 {
         self.last_instructions
+    }
+
+    /// The wasmi fuel of the same executions as [`LocalIc::last_instructions`].
+    pub fn last_fuel(&self) -> u64 {
+        self.last_fuel
     }
 
     // ---- time and rounds -------------------------------------------------------------

@@ -6,7 +6,8 @@ use candid::Principal;
 
 use crate::code::{Code, Entry, RunOutcome};
 use crate::errors::{InstallError, RejectCode};
-use crate::host::{InstallMode, LocalIc};
+use crate::host::{CostModel, InstallMode, LocalIc};
+use crate::ic_cost::instrument::instrument;
 use crate::messages::{Origin, Payload};
 use crate::stable::StableMemory;
 use crate::system_api::{ExecKind, ExecState};
@@ -16,6 +17,7 @@ use crate::wasm_module::{decompress, prepare};
 #[derive(Default)]
 struct InstallEffects {
     instructions: u64,
+    fuel: u64,
     global_timer: Option<u64>,
     certified_data: Option<Vec<u8>>,
     balance: Option<u128>,
@@ -50,7 +52,11 @@ impl LocalIc {
             _ => {}
         }
         let wasm = decompress(wasm)?;
-        let prepared = Arc::new(prepare(&wasm)?);
+        let mut prepared = prepare(&wasm)?;
+        if self.cost_model == CostModel::Ic {
+            prepared.bytes = instrument(&prepared.bytes).map_err(InstallError::InvalidWasm)?;
+        }
+        let prepared = Arc::new(prepared);
         let module = Code::compile(&self.engine, &prepared)?;
         let new_stable = StableMemory::default();
         let new = Code::instantiate(&self.linker, module, prepared, new_stable)?;
@@ -61,6 +67,7 @@ impl LocalIc {
             InstallMode::Upgrade => self.upgrade(canister, new, arg, sender)?,
         };
         self.last_instructions = effects.instructions;
+        self.last_fuel = effects.fuel;
         let c = self.canisters.get_mut(&canister).expect("checked");
         c.version += 1;
         c.global_timer = effects.global_timer.unwrap_or(0);
@@ -219,6 +226,7 @@ impl LocalIc {
             self.log(canister, line.clone());
         }
         effects.instructions += outcome.instructions;
+        effects.fuel += outcome.fuel;
         let mut exec = outcome.exec;
         if let Err(message) = outcome.result {
             self.log(canister, format!("[TRAP]: {message}"));
@@ -254,7 +262,7 @@ impl LocalIc {
                     ctx.origin,
                     payload,
                     ctx.available_cycles,
-                    ctx.instructions,
+                    (ctx.instructions, ctx.fuel),
                     round,
                 );
             }

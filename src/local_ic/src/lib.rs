@@ -5,7 +5,8 @@
 //! (`ic0.*`) they import, with IC message semantics: every execution commits or rolls
 //! back, inter-canister calls are delivered in order in later rounds, bounded-wait
 //! calls time out with `SYS_UNKNOWN`, the global timer fires when time passes it,
-//! and instructions are counted with wasmi fuel. See `docs/local-ic.md`.
+//! and instructions are counted with wasmi fuel or, with [`CostModel::Ic`], as the replica
+//! counts them. See `docs/local-ic.md`.
 //!
 //! ```no_run
 //! use local_ic::{InstallMode, LocalIc};
@@ -25,6 +26,7 @@ pub mod certificate;
 mod code;
 mod errors;
 mod host;
+mod ic_cost;
 mod ids;
 mod install;
 mod management;
@@ -39,7 +41,7 @@ mod wasm_module;
 pub use candid::Principal;
 pub use canister::DEFAULT_CYCLES;
 pub use errors::{HostError, InstallError, Reject, RejectCode};
-pub use host::{InstallMode, Limits, LocalIc, LogEntry, DEFAULT_START_TIME_NANOS};
+pub use host::{CostModel, InstallMode, Limits, LocalIc, LogEntry, DEFAULT_START_TIME_NANOS};
 pub use ids::{canister_id_from_counter, management_canister, subnet_id, MessageId};
 pub use stable::WASM_PAGE_SIZE;
 

@@ -51,6 +51,7 @@ impl LocalIc {
         let export = method_export(method, MethodKind::Query);
         let outcome = self.execute(canister, Entry::Export(&export), exec);
         self.last_instructions = outcome.instructions;
+        self.last_fuel = outcome.fuel;
         match (outcome.result, outcome.exec.response) {
             (Err(trap), _) => Err(Reject::new(
                 RejectCode::CanisterError,

@@ -101,6 +101,7 @@ impl LocalIc {
                 responded: false,
                 outstanding: 0,
                 instructions: 0,
+                fuel: 0,
             },
         );
         let exec = self.exec_state(id, ExecKind::GlobalTimer, Some(ctx));
@@ -118,7 +119,7 @@ impl LocalIc {
         let (kind, method_kind) = match method_kind {
             None => {
                 let payload = refuse(crate::host::no_module_message(id, "a message"));
-                self.deliver(request.origin, payload, request.cycles, 0, round);
+                self.deliver(request.origin, payload, request.cycles, (0, 0), round);
                 return;
             }
             Some(Some(MethodKind::Update)) => (ExecKind::Update, MethodKind::Update),
@@ -129,7 +130,7 @@ impl LocalIc {
                      replicated mode",
                     request.method
                 ));
-                self.deliver(request.origin, payload, request.cycles, 0, round);
+                self.deliver(request.origin, payload, request.cycles, (0, 0), round);
                 return;
             }
             Some(None) => {
@@ -137,7 +138,7 @@ impl LocalIc {
                     "Error from Canister {id}: Canister has no update method '{}'",
                     request.method
                 ));
-                self.deliver(request.origin, payload, request.cycles, 0, round);
+                self.deliver(request.origin, payload, request.cycles, (0, 0), round);
                 return;
             }
         };
@@ -153,6 +154,7 @@ impl LocalIc {
                 responded: false,
                 outstanding: 0,
                 instructions: 0,
+                fuel: 0,
             },
         );
         let mut exec = self.exec_state(id, kind, Some(ctx));
@@ -279,12 +281,15 @@ impl LocalIc {
             mut exec,
             result,
             instructions,
+            fuel,
             ..
         } = outcome;
         let canister = self.canisters.get_mut(&id).expect("exists");
         canister.instructions_total += instructions;
+        canister.fuel_total += fuel;
         if let Some(ctx) = ctx_id.and_then(|c| canister.call_contexts.get_mut(&c)) {
             ctx.instructions += instructions;
+            ctx.fuel += fuel;
         }
         if let Err(trap) = result {
             return Some(trap);
@@ -332,7 +337,7 @@ impl LocalIc {
                 .expect("call context exists");
             ctx.responded = true;
             let refund = std::mem::take(&mut ctx.available_cycles);
-            let (origin, total) = (ctx.origin.clone(), ctx.instructions);
+            let (origin, total) = (ctx.origin.clone(), (ctx.instructions, ctx.fuel));
             self.deliver(origin, payload, refund, total, round);
         }
         for (call, callback, deadline) in calls {
@@ -370,7 +375,7 @@ impl LocalIc {
             ctx.origin,
             payload,
             ctx.available_cycles,
-            ctx.instructions,
+            (ctx.instructions, ctx.fuel),
             round,
         );
     }
@@ -381,7 +386,7 @@ impl LocalIc {
         origin: Origin,
         payload: Payload,
         refund: u128,
-        instructions: u64,
+        (instructions, fuel): (u64, u64),
         round: u64,
     ) {
         match origin {
@@ -391,6 +396,7 @@ impl LocalIc {
                     IngressState::Done {
                         result: payload.into_result(),
                         instructions,
+                        fuel,
                     },
                 );
             }
@@ -474,6 +480,6 @@ impl LocalIc {
                 )
             }
         };
-        self.deliver(origin, payload, refund, 0, round);
+        self.deliver(origin, payload, refund, (0, 0), round);
     }
 }

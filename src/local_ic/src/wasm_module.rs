@@ -220,7 +220,7 @@ fn scan(wasm: &[u8]) -> Result<ModuleScan, InstallError> {
                 }
             }
             Payload::ImportSection(reader) => {
-                for import in reader {
+                for import in reader.into_imports() {
                     let import = import.map_err(invalid)?;
                     check_import(&import, &func_types)?;
                 }

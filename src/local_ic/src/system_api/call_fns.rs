@@ -5,8 +5,11 @@ use wasmi::{Caller, Linker};
 use super::avail::*;
 use super::cost_env_fns::call_cost;
 use super::heap::{read_heap, read_principal, read_utf8, u128_of, R};
-use super::{contract, exec_for, Env, ExecState, NewCall, MAX_CALL_TIMEOUT_SECONDS, MAX_PAYLOAD};
+use super::{
+    charge, contract, exec_for, Env, ExecState, NewCall, MAX_CALL_TIMEOUT_SECONDS, MAX_PAYLOAD,
+};
 use crate::errors::RejectCode;
+use crate::ic_cost::BYTE_TRANSMISSION_COST_FACTOR;
 
 fn pending_call<'a>(exec: &'a mut ExecState, name: &str) -> R<&'a mut NewCall> {
     exec.pending_call.as_mut().ok_or_else(|| {
@@ -31,6 +34,7 @@ pub(super) fn define_calls(l: &mut Linker<Env>) {
          reject_fun: i32,
          reject_env: i32| {
             exec_for(&mut c, "call_new", CALL)?;
+            charge(&mut c, callee_size as u32 as u64 + name_size as u32 as u64)?;
             let callee = read_principal(&c, "call_new", callee_src, callee_size)?;
             let method = read_utf8(&c, "call_new", name_src, name_size)?;
             let exec = c.data_mut().exec.as_mut().expect("checked");
@@ -71,6 +75,7 @@ pub(super) fn define_calls(l: &mut Linker<Env>) {
         |mut c: Caller<'_, Env>, src: i32, size: i32| {
             let exec = exec_for(&mut c, "call_data_append", CALL)?;
             pending_call(exec, "call_data_append")?;
+            charge(&mut c, BYTE_TRANSMISSION_COST_FACTOR * size as u32 as u64)?;
             let bytes = read_heap(&c, src as u32 as u64, size as u32 as u64)?;
             let exec = c.data_mut().exec.as_mut().expect("checked");
             let call = pending_call(exec, "call_data_append")?;

@@ -6,7 +6,8 @@ use wasmi::{Caller, Linker};
 
 use super::avail::*;
 use super::heap::{blob_copy, blob_size, read_heap, read_principal, R};
-use super::{contract, exec_for, Env, ExecState, HostTrap};
+use super::{charge, contract, exec_for, ic_instructions_used, Env, ExecState, HostTrap};
+use crate::ic_cost::{logging_charge, DIRTY_PAGE_OVERHEAD, DIRTY_PAGE_SIZE};
 
 /// The subnet id, computed once (blob copies need a reference that outlives the call).
 static SUBNET: std::sync::LazyLock<Principal> = std::sync::LazyLock::new(crate::ids::subnet_id);
@@ -78,6 +79,7 @@ pub(super) fn define_canister(l: &mut Linker<Env>) {
         "is_controller",
         |mut c: Caller<'_, Env>, src: i32, size: i32| {
             exec_for(&mut c, "is_controller", ALL_S)?;
+            charge(&mut c, size as u32 as u64)?;
             let p = read_principal(&c, "is_controller", src, size)?;
             let exec = c.data().exec.as_ref().expect("checked");
             Ok(i32::from(exec.controllers.contains(&p)))
@@ -98,6 +100,7 @@ pub(super) fn define_canister(l: &mut Linker<Env>) {
         "certified_data_set",
         |mut c: Caller<'_, Env>, src: i32, size: i32| {
             exec_for(&mut c, "certified_data_set", I | G | U | RY | RT | T)?;
+            charge(&mut c, size as u32 as u64)?;
             let data = read_heap(&c, src as u32 as u64, size as u32 as u64)?;
             if data.len() > 32 {
                 return Err(contract("ic0.certified_data_set: more than 32 bytes"));
@@ -180,6 +183,8 @@ pub(super) fn define_stable(l: &mut Linker<Env>) {
         |mut c: Caller<'_, Env>, offset: i64, src: i64, size: i64| {
             exec_for(&mut c, "stable64_write", ALL_S)?;
             let (offset, src, size) = (offset as u64, src as u64, size as u64);
+            charge(&mut c, size)?;
+            charge_dirty_pages(&mut c, offset, size)?;
             let Some((memory, heap_range)) =
                 stable_copy_ranges(&c, "stable64_write", offset, src, size)?
             else {
@@ -198,6 +203,7 @@ pub(super) fn define_stable(l: &mut Linker<Env>) {
         |mut c: Caller<'_, Env>, dst: i64, offset: i64, size: i64| {
             exec_for(&mut c, "stable64_read", ALL_S)?;
             let (dst, offset, size) = (dst as u64, offset as u64, size as u64);
+            charge(&mut c, size)?;
             let Some((memory, heap_range)) =
                 stable_copy_ranges(&c, "stable64_read", offset, dst, size)?
             else {
@@ -233,9 +239,13 @@ pub(super) fn define_misc(l: &mut Linker<Env>) {
         "ic0",
         "performance_counter",
         |mut c: Caller<'_, Env>, ty: i32| -> R<i64> {
-            let remaining = c.get_fuel().unwrap_or(0);
-            let exec = exec_for(&mut c, "performance_counter", ALL_S)?;
-            let used = exec.fuel_limit.saturating_sub(remaining);
+            exec_for(&mut c, "performance_counter", ALL_S)?;
+            let limit = c.data().exec.as_ref().expect("checked").fuel_limit;
+            let used = match ic_instructions_used(&c, limit) {
+                Some(used) => used,
+                None => limit.saturating_sub(c.get_fuel().unwrap_or(0)),
+            };
+            let exec = c.data().exec.as_ref().expect("checked");
             match ty {
                 0 => Ok(used as i64),
                 1 => Ok((exec.call_context_instructions + used) as i64),
@@ -251,6 +261,7 @@ pub(super) fn define_misc(l: &mut Linker<Env>) {
         "debug_print",
         |mut c: Caller<'_, Env>, src: i32, size: i32| {
             exec_for(&mut c, "debug_print", ALL_S)?;
+            charge(&mut c, logging_charge(size as u32 as u64))?;
             // Like the IC, an unreadable range is not an error worth trapping for.
             let bytes = read_heap(&c, src as u32 as u64, size as u32 as u64).unwrap_or_default();
             c.data_mut()
@@ -265,6 +276,8 @@ pub(super) fn define_misc(l: &mut Linker<Env>) {
         "trap",
         |mut c: Caller<'_, Env>, src: i32, size: i32| -> R<()> {
             exec_for(&mut c, "trap", ALL_S)?;
+            let len = size as u32 as u64;
+            charge(&mut c, len + logging_charge(len))?;
             let bytes = read_heap(&c, src as u32 as u64, size as u32 as u64)?;
             Err(wasmi::Error::host(HostTrap::Explicit(
                 String::from_utf8_lossy(&bytes).into_owned(),
@@ -272,6 +285,25 @@ pub(super) fn define_misc(l: &mut Linker<Env>) {
         },
     )
     .unwrap();
+}
+
+/// Charges the 4 KiB pages of `[offset, offset + size)` this execution has not written yet
+/// (`dirty_page_overhead` each); only the IC cost model pays it.
+fn charge_dirty_pages(c: &mut Caller<'_, Env>, offset: u64, size: u64) -> R<()> {
+    let in_bounds = offset
+        .checked_add(size)
+        .is_some_and(|end| end <= c.data().stable.size_bytes());
+    if size == 0 || !in_bounds || c.data().ic_counter.is_none() {
+        // Out of bounds: the write traps; nothing is dirtied.
+        return Ok(());
+    }
+    let first = offset / DIRTY_PAGE_SIZE;
+    let last = offset.saturating_add(size - 1) / DIRTY_PAGE_SIZE;
+    let exec = c.data_mut().exec.as_mut().expect("checked by exec_for");
+    let new = (first..=last)
+        .filter(|page| exec.dirty_pages.insert(*page))
+        .count() as u64;
+    charge(c, new * DIRTY_PAGE_OVERHEAD)
 }
 
 /// The checks `stable64_read` and `stable64_write` share: `size` bytes at `offset` lie within

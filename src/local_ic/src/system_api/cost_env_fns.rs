@@ -4,7 +4,7 @@ use wasmi::{Caller, Linker};
 
 use super::avail::*;
 use super::heap::{blob_copy, read_utf8, write_u128, R};
-use super::{contract, exec_for, Env, ExecState};
+use super::{available, charge, contract, exec_for, Env, ExecState};
 
 fn env_var_index(exec: &ExecState, name: &str, index: i32) -> R<usize> {
     let index = index as u32 as usize;
@@ -33,6 +33,7 @@ fn threshold_cost(
     valid_curves: u32,
 ) -> R<i32> {
     exec_for(caller, name, ALL_S)?;
+    charge(caller, size as u32 as u64)?;
     let key = read_utf8(caller, name, src, size)?;
     if curve as u32 >= valid_curves {
         return Ok(1);
@@ -189,7 +190,8 @@ pub(super) fn define_env_vars(l: &mut Linker<Env>) {
         "ic0",
         "env_var_value_copy",
         |mut c: Caller<'_, Env>, src: i32, size: i32, d: i32, o: i32, s: i32| {
-            exec_for(&mut c, "env_var_value_copy", ALL)?;
+            // The charge is taken once, by `blob_copy`.
+            available(&mut c, "env_var_value_copy", ALL)?;
             let name = read_utf8(&c, "env_var_value_copy", src, size)?;
             blob_copy(&mut c, "env_var_value_copy", ALL, (d, o, s), |e| {
                 env_var_value(e, &name)

@@ -4,7 +4,7 @@
 use candid::Principal;
 use wasmi::Caller;
 
-use super::{contract, exec_for, Env, ExecState, MAX_PRINCIPAL_LEN};
+use super::{charge, contract, exec_for, Env, ExecState, MAX_PRINCIPAL_LEN};
 
 pub(super) type R<T> = Result<T, wasmi::Error>;
 
@@ -88,6 +88,7 @@ pub(super) fn blob_copy(
     blob: impl FnOnce(&ExecState) -> R<&[u8]>,
 ) -> R<()> {
     exec_for(caller, name, allowed)?;
+    charge(caller, size as u32 as u64)?;
     let (dst, offset, size) = (
         dst as u32 as usize,
         offset as u32 as usize,

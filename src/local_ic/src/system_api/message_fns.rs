@@ -4,8 +4,9 @@ use wasmi::{Caller, Linker};
 
 use super::avail::*;
 use super::heap::{blob_copy, blob_size, read_heap, read_utf8, u128_of, write_u128, R};
-use super::{contract, exec_for, Env, ExecState, MAX_PAYLOAD};
+use super::{charge, contract, exec_for, Env, ExecState, MAX_PAYLOAD};
 use crate::errors::RejectCode;
+use crate::ic_cost::BYTE_TRANSMISSION_COST_FACTOR;
 use crate::messages::Payload;
 
 fn responding<'a>(caller: &'a mut Caller<'_, Env>, name: &str) -> R<&'a mut ExecState> {
@@ -119,6 +120,7 @@ pub(super) fn define_message(l: &mut Linker<Env>) {
         "msg_reply_data_append",
         |mut c: Caller<'_, Env>, src: i32, size: i32| {
             responding(&mut c, "msg_reply_data_append")?;
+            charge(&mut c, BYTE_TRANSMISSION_COST_FACTOR * size as u32 as u64)?;
             let bytes = read_heap(&c, src as u32 as u64, size as u32 as u64)?;
             let exec = c.data_mut().exec.as_mut().expect("checked");
             if exec.reply_buf.len() + bytes.len() > MAX_PAYLOAD {
@@ -143,6 +145,7 @@ pub(super) fn define_message(l: &mut Linker<Env>) {
         "msg_reject",
         |mut c: Caller<'_, Env>, src: i32, size: i32| {
             responding(&mut c, "msg_reject")?;
+            charge(&mut c, BYTE_TRANSMISSION_COST_FACTOR * size as u32 as u64)?;
             let message = read_utf8(&c, "msg_reject", src, size)?;
             let exec = c.data_mut().exec.as_mut().expect("checked");
             exec.respond(Payload::Reject(RejectCode::CanisterReject, message));

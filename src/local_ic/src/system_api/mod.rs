@@ -12,7 +12,9 @@ mod message_fns;
 use std::fmt;
 
 use candid::Principal;
-use wasmi::{Caller, Memory};
+use std::collections::BTreeSet;
+
+use wasmi::{Caller, Global, Memory, Val};
 
 use crate::messages::Payload;
 use crate::stable::StableMemory;
@@ -148,6 +150,9 @@ pub(crate) enum HostTrap {
     Explicit(String),
     /// The canister violated the System API contract (or hit a host limit).
     Contract(String),
+    /// A System API charge took the IC cost model's counter below zero (the host reports
+    /// the instruction limit).
+    OutOfInstructions,
 }
 
 impl fmt::Display for HostTrap {
@@ -155,6 +160,7 @@ impl fmt::Display for HostTrap {
         match self {
             HostTrap::Explicit(m) => write!(f, "Canister called `ic0.trap` with message: '{m}'"),
             HostTrap::Contract(m) => write!(f, "Canister violated contract: {m}"),
+            HostTrap::OutOfInstructions => f.write_str("Canister ran out of instructions"),
         }
     }
 }
@@ -229,8 +235,12 @@ pub(crate) struct ExecState {
     pub accepted_message: bool,
     /// Instructions already spent in this call context by earlier executions.
     pub call_context_instructions: u64,
-    /// Fuel given to this execution (performance counter 0 = limit - remaining).
+    /// The execution's instruction limit: the fuel given to it, or with the IC cost model
+    /// the counter's start value (performance counter 0 = limit - what is left).
     pub fuel_limit: u64,
+    /// 4 KiB stable-memory pages written in this execution (the IC model charges each new
+    /// one [`crate::ic_cost::DIRTY_PAGE_OVERHEAD`]).
+    pub dirty_pages: BTreeSet<u64>,
 }
 
 impl ExecState {
@@ -268,6 +278,7 @@ impl ExecState {
             accepted_message: false,
             call_context_instructions: 0,
             fuel_limit,
+            dirty_pages: BTreeSet::new(),
         }
     }
 
@@ -305,10 +316,49 @@ pub(crate) struct Env {
     pub memory: Option<Memory>,
     /// `ic0.debug_print` output of the current execution.
     pub logs: Vec<String>,
+    /// The IC cost model's counter (instructions left), if the module is instrumented.
+    pub ic_counter: Option<Global>,
 }
 
-/// Fetches the execution state, trapping if `name` is not available in this context.
+/// Charges `amount` instructions to the IC cost model's counter (nothing without the model),
+/// stopping the execution when the counter goes below zero, as the replica's
+/// `charge_direct_fee` does.
+pub(crate) fn charge(caller: &mut Caller<'_, Env>, amount: u64) -> Result<(), wasmi::Error> {
+    let Some(counter) = caller.data().ic_counter else {
+        return Ok(());
+    };
+    let left = counter.get(&*caller).i64().expect("the counter is an i64");
+    let left = left.saturating_sub(i64::try_from(amount).unwrap_or(i64::MAX));
+    counter
+        .set(&mut *caller, Val::I64(left))
+        .expect("the counter is a mutable i64");
+    if left < 0 {
+        return Err(wasmi::Error::host(HostTrap::OutOfInstructions));
+    }
+    Ok(())
+}
+
+/// The IC cost model's count so far in this execution, if the model is on.
+pub(crate) fn ic_instructions_used(caller: &Caller<'_, Env>, limit: u64) -> Option<u64> {
+    let counter = caller.data().ic_counter?;
+    let left = counter.get(caller).i64().expect("the counter is an i64");
+    Some(limit.saturating_sub(left.max(0) as u64))
+}
+
+/// Charges the fixed overhead of `ic0.<name>` (IC cost model) and fetches the execution
+/// state, trapping if `name` is not available in this context. Every host function calls
+/// this exactly once.
 pub(crate) fn exec_for<'a>(
+    caller: &'a mut Caller<'_, Env>,
+    name: &str,
+    allowed: u16,
+) -> Result<&'a mut ExecState, wasmi::Error> {
+    charge(caller, crate::ic_cost::system_api_overhead(name))?;
+    available(caller, name, allowed)
+}
+
+/// [`exec_for`] without the charge: for a second look at the state in the same call.
+pub(crate) fn available<'a>(
     caller: &'a mut Caller<'_, Env>,
     name: &str,
     allowed: u16,
