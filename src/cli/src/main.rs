@@ -257,16 +257,13 @@ fn run_forms(cmd: Command) -> Result<Value, Fail> {
             let forms = load_forms(&forms)?;
             let plans = build_tool_plans(&forms);
             let decls = bus::host_decls(&plans, &[]);
-            let issues: Vec<bus::DeclIssue> = decls
-                .iter()
-                .filter_map(|d| bus::check_decl(d).err())
-                .flatten()
-                .collect();
+            // The review `register_form` runs, every tool here being new.
+            let review = bus::review(&decls, &[]);
             Ok(json!({
                 "tools": plans.tool_names(),
                 "skipped": plans.skipped,
-                "declaration_issues": issues,
-                "overlaps": bus::overlap_warnings(&decls),
+                "declaration_issues": review.issues,
+                "overlaps": review.overlaps,
             }))
         }
         Command::Read {

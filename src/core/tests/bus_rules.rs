@@ -562,3 +562,56 @@ fn the_docs_worked_example_scores_as_docs_bus_md_says() {
         1200
     );
 }
+
+#[test]
+fn review_checks_the_new_tools_and_compares_them_with_each_other_and_the_held_only() {
+    let same = "Reads the number of open orders in the shop.";
+    let held = [
+        decl("held_a", same),
+        decl("held_b", same),
+        decl("replaced", same),
+    ];
+    let held_refs: Vec<&ToolDecl> = held.iter().collect();
+    let new = [
+        decl("new_one", same),
+        decl("replaced", "Counts the parcels."),
+        decl("bad name", "Counts the shops."),
+    ];
+    let r = review(&new, &held_refs);
+    // Only the new tools are checked.
+    assert_eq!(r.issues.len(), TOOL_NAME_RULES.len(), "{:?}", r.issues);
+    assert!(r
+        .issues
+        .iter()
+        .all(|i| i.tool == "bad name" && i.path == "name"));
+    let pairs: Vec<[String; 2]> = r.overlaps.iter().map(|o| o.tools.clone()).collect();
+    // The held pair (held_a, held_b) is not compared again, and a held tool a new one replaces
+    // is not compared at all.
+    assert_eq!(
+        pairs,
+        [
+            ["held_a".to_string(), "new_one".to_string()],
+            ["held_b".to_string(), "new_one".to_string()]
+        ]
+    );
+}
+
+#[test]
+fn review_of_tools_with_nothing_held_is_the_checks_and_overlap_warnings() {
+    let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+    let decls = host_decls(&plans, &[]);
+    let r = review(&decls, &[]);
+    let issues: Vec<DeclIssue> = decls
+        .iter()
+        .filter_map(|d| check_decl(d).err())
+        .flatten()
+        .collect();
+    assert_eq!(r.issues, issues);
+    assert_eq!(r.overlaps, overlap_warnings(&decls));
+    let twins = [
+        decl("a", "Reads the orders."),
+        decl("b", "Reads the orders."),
+    ];
+    assert_eq!(review(&twins, &[]).overlaps, overlap_warnings(&twins));
+    assert_eq!(review(&twins, &[]).overlaps.len(), 1);
+}

@@ -454,3 +454,190 @@ fn every_pattern_in_these_schemas_is_ecmascript_the_host_runs() {
         assert!(regex_lite::Regex::new(&host).is_ok(), "{pat}");
     }
 }
+
+/// The builtins: each one's input schema (as `Builtin::decl` gives it) against its reader
+/// (`run_pure`, `read_finish`, `read_escalate`), with what each may refuse a schema-valid input
+/// for that no schema could state.
+mod builtins {
+    use super::common::schema_gen::check_tool;
+    use serde_json::Value;
+    use tool_host_core::builtin::{read_escalate, read_finish, run_pure, Builtin};
+    use tool_host_core::issue::{Code, Issue};
+
+    /// The clock the pure builtins read (2026-12-01T10:00:00Z).
+    const NOW_NS: u64 = 1_796_119_200_000_000_000;
+    const ZONE: &str = "UTC";
+
+    fn read(b: Builtin) -> impl Fn(&Value) -> Result<(), Vec<Issue>> {
+        move |v: &Value| match b {
+            Builtin::Finish => read_finish(v).map(|_| ()),
+            Builtin::Escalate => read_escalate(v).map(|_| ()),
+            _ => run_pure(b, v, NOW_NS, ZONE).map(|_| ()),
+        }
+    }
+
+    /// Whether an issue is a semantic refusal of builtin `b`: a fact of the input's meaning,
+    /// which no schema states. Everything else (a length, a shape, a missing input, a blank
+    /// text) the schema states, so the reader may never refuse a schema-valid input for it.
+    pub(super) fn semantic(b: Builtin) -> impl Fn(&Issue) -> bool {
+        move |i: &Issue| {
+            let (p, c, m) = (i.param.as_str(), i.code, i.message.as_str());
+            match b {
+                // An expression that does not parse, or has no value (a division by zero, a
+                // root of a negative, a result past the bound, no digit certain), or nests past
+                // the parser's depth. Its length is stated (maxLength), so E_TOO_LARGE for
+                // characters is not semantic.
+                Builtin::Calculate => {
+                    p == "expression"
+                        && (matches!(c, Code::Syntax | Code::Range | Code::Precision)
+                            || (c == Code::TooLarge && m.contains("nests deeper")))
+                }
+                // A name of the zone's shape that the compiled-in database lacks.
+                Builtin::CurrentTime => {
+                    p == "timezone"
+                        && c == Code::Format
+                        && m.contains("is not an IANA time zone of the compiled-in database")
+                }
+                Builtin::DateMath => date_math_semantic(p, c, m),
+                // A document that is not JSON (or nests past the reader's depth), a path that
+                // does not parse. A path matching nothing is an answer (found: false), never a
+                // refusal.
+                Builtin::JsonQuery => match p {
+                    "document" => {
+                        c == Code::Syntax || (c == Code::TooLarge && !m.contains("characters long"))
+                    }
+                    "path" => c == Code::Syntax,
+                    _ => false,
+                },
+                // Texts bounded, required and not blank: all stated by their schemas.
+                Builtin::Think | Builtin::Finish | Builtin::Escalate => false,
+            }
+        }
+    }
+
+    /// `date_math`: the calendar (a day its month lacks), a result past the years 0000-9999,
+    /// and the rules across inputs, which no provider's schema subset can state (a rule across
+    /// properties needs `oneOf` / `if` at the root, which Anthropic's and OpenAI's tool
+    /// schemas refuse): add and subtract take `amount`, not `to`; difference takes `to`, not
+    /// `amount`; `date` and `to` are both dates or both date-times; a time unit needs a time.
+    fn date_math_semantic(p: &str, c: Code, m: &str) -> bool {
+        match (p, c) {
+            ("date" | "to", Code::Format) => {
+                m.contains("is not a calendar date")
+                    || (p == "to" && m.contains("both dates or both date-times"))
+            }
+            ("amount" | "to", Code::Missing | Code::UnknownParam) => {
+                m.contains("needs") || m.contains(" is for ")
+            }
+            ("amount" | "unit", Code::Range) => {
+                m.contains("outside the years") || m.contains("time of day")
+            }
+            _ => false,
+        }
+    }
+
+    fn check(b: Builtin) -> Result<(), String> {
+        let decl = b.decl(ZONE);
+        check_tool(&decl.name, &decl.input_schema, &read(b), &semantic(b))
+    }
+
+    #[test]
+    fn every_builtin_reads_what_its_schema_allows_and_refuses_what_it_forbids() {
+        let failures: Vec<String> = Builtin::ALL
+            .into_iter()
+            .filter_map(|b| check(b).err())
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    }
+
+    fn refusal(b: Builtin, input: Value) -> Vec<Issue> {
+        read(b)(&input).expect_err("refused")
+    }
+
+    fn schema_allows(b: Builtin, input: &Value) -> bool {
+        super::common::schema_gen::satisfies(&b.decl(ZONE).input_schema, input)
+    }
+
+    #[test]
+    fn semantic_refusals_are_told_from_what_the_schema_states() {
+        use serde_json::json;
+        let cases = [
+            // What no schema states: semantic.
+            (Builtin::Calculate, json!({ "expression": "1 / 0" }), true),
+            (Builtin::Calculate, json!({ "expression": "2 +* 3" }), true),
+            (
+                Builtin::CurrentTime,
+                json!({ "timezone": "Mars/Olympus" }),
+                true,
+            ),
+            (
+                Builtin::DateMath,
+                json!({ "operation": "add", "date": "2026-02-30", "unit": "days", "amount": 1 }),
+                true,
+            ),
+            (
+                Builtin::DateMath,
+                json!({ "operation": "add", "date": "2026-01-31", "unit": "days" }),
+                true,
+            ),
+            (
+                Builtin::JsonQuery,
+                json!({ "document": "{\"a\": ", "path": "a" }),
+                true,
+            ),
+            (
+                Builtin::JsonQuery,
+                json!({ "document": "{}", "path": "a[" }),
+                true,
+            ),
+            // What the schema states: never semantic, and the schema refuses it too.
+            (
+                Builtin::Calculate,
+                json!({ "expression": "1".repeat(501) }),
+                false,
+            ),
+            (
+                Builtin::CurrentTime,
+                json!({ "timezone": "x".repeat(65) }),
+                false,
+            ),
+            (Builtin::CurrentTime, json!({ "timezone": " UTC" }), false),
+            (
+                Builtin::DateMath,
+                json!({ "operation": "add", "date": "2026-13-01", "unit": "days", "amount": 1 }),
+                false,
+            ),
+            (
+                Builtin::DateMath,
+                json!({ "operation": "add", "date": "2026-03-01T24:00:00Z", "unit": "days", "amount": 1 }),
+                false,
+            ),
+            (Builtin::Finish, json!({ "answer": " \u{feff}" }), false),
+            (Builtin::Escalate, json!({ "reason": "" }), false),
+            (Builtin::Think, json!({ "thought": 7 }), false),
+        ];
+        for (b, input, semantic_case) in cases {
+            let issues = refusal(b, input.clone());
+            let all = issues.iter().all(semantic(b));
+            assert_eq!(all, semantic_case, "{} {input}: {issues:?}", b.name());
+            assert_eq!(
+                schema_allows(b, &input),
+                semantic_case,
+                "{} {input}",
+                b.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_path_matching_nothing_is_an_answer_not_a_refusal() {
+        let v = run_pure(
+            Builtin::JsonQuery,
+            &serde_json::json!({ "document": "{\"invoices\": []}", "path": "invoices[0].total" }),
+            NOW_NS,
+            ZONE,
+        )
+        .unwrap();
+        assert_eq!(v, serde_json::json!({ "found": false }));
+    }
+}

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod consent;
 pub mod custody;
 pub mod errors;
+pub mod form_review;
 pub mod lifecycle;
 pub mod matching;
 pub mod memory;

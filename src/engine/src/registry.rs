@@ -4,6 +4,7 @@
 use crate::auth;
 use crate::catalog;
 use crate::errors::*;
+use crate::form_review;
 use crate::model::{StoredForm, Target};
 use crate::runtime::{CallOutcome, Runtime};
 use crate::types::Limits;
@@ -11,6 +12,7 @@ use crate::types::*;
 use candid::{IDLArgs, IDLValue, Principal};
 use serde_json::{Map, Value};
 use std::sync::Arc;
+use tool_host_core::bus;
 use tool_host_core::form::{parse_form, ref_sources};
 use tool_host_core::plan::{build_tool_plans, FormRef};
 
@@ -65,7 +67,9 @@ pub fn register_form<R: Runtime>(
             })
             .collect(),
     })?;
-    let info = form_info(&args.id, &form, args.json.len(), rt.now());
+    let form = Arc::new(form);
+    let bytes = args.json.len();
+    let mut warnings = vec![];
     rt.with_state(|s| {
         if !s.forms.contains_key(&args.id) && s.forms.len() >= limits.max_forms as u64 {
             return Err(err(
@@ -77,6 +81,7 @@ pub fn register_form<R: Runtime>(
         if !used.is_empty() {
             return Err(in_use(format!("form '{}'", args.id), &used));
         }
+        warnings = review_form(s, &args.id, &form)?;
         let broken_before = broken_uses(s);
         let before = s.forms.insert(
             args.id.clone(),
@@ -99,7 +104,75 @@ pub fn register_form<R: Runtime>(
         }
         Ok(())
     })?;
+    let mut info = form_info(&args.id, &form, bytes, rt.now());
+    info.warnings = warnings;
     Ok(info)
+}
+
+/// The bus's review of a form's tools before it is stored: refused (`INVALID_FORM`, one issue
+/// per tool and check, `param` the tool) for a declaration a provider would refuse or a tool
+/// name another form's tool has, for the canisters the form applies to now; else the overlaps
+/// with each other and with every tool held (other forms', `commit`, the enabled builtins).
+fn review_form<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+    id: &str,
+    form: &Arc<tool_host_core::form::Form>,
+) -> ApiResult<Vec<OverlapView>> {
+    let held = catalog::bus(s);
+    let cat = catalog::current(s);
+    let decls = form_review::form_decls(id, form, &cat.canisters);
+    let mut issues = form_review::taken_names(cat, id, &decls);
+    let review = bus::review(&decls, &form_review::held_decls(&held.decls, id));
+    issues.extend(form_review::issue_views(review.issues));
+    if !issues.is_empty() {
+        return Err(form_review::refusal(issues));
+    }
+    Ok(form_review::overlap_views(review.overlaps))
+}
+
+/// The declaration issues of `forms`' tools, and of the forms `old` (the target's registration
+/// being replaced) applied to, under the catalog now.
+fn forms_issues<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+    forms: &[String],
+    old: Option<&Target>,
+) -> Vec<IssueView> {
+    let cat = catalog::current(s);
+    let mut ids: Vec<&String> = forms
+        .iter()
+        .chain(old.iter().flat_map(|t| &t.forms))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids.into_iter()
+        .flat_map(|f| form_review::form_issues(cat, f))
+        .collect()
+}
+
+/// A target refused for what it breaks: its id and label go into the `canister_id` input's
+/// description and its refs into amounts' (a tool's name comes from its form alone, so no
+/// target can make one invalid). Issues already there before are not this target's doing.
+fn newly_failing(id: Principal, before: &[IssueView], after: Vec<IssueView>) -> ApiResult<()> {
+    let new: Vec<IssueView> = after
+        .into_iter()
+        .filter(|a| {
+            !before
+                .iter()
+                .any(|b| b.param == a.param && b.path == a.path)
+        })
+        .collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError {
+        code: ErrorCode::InvalidArgument.as_str().into(),
+        message: format!(
+            "registering canister {id} would make {} declaration{} of its forms' tools fail a model provider's checks; nothing changed",
+            new.len(),
+            if new.len() == 1 { "" } else { "s" }
+        ),
+        issues: new,
+    })
 }
 
 /// Intents not settled that use a form (or a form on a canister): `IN_USE` naming them.
@@ -184,6 +257,8 @@ fn form_info(id: &str, form: &tool_host_core::form::Form, bytes: usize, at: u64)
                 reason: s.reason,
             })
             .collect(),
+        warnings: vec![],
+        declaration_issues: vec![],
     }
 }
 
@@ -222,13 +297,17 @@ pub fn remove_form<R: Runtime>(rt: &R, caller: Principal, id: String) -> ApiResu
 pub fn list_forms<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<FormInfo>> {
     auth::user(&caller)?;
     Ok(rt.with_state(|s| {
-        s.forms
-            .iter()
-            .filter_map(|e| {
-                let (id, f) = e.into_pair();
-                parse_form(f.json.as_bytes())
-                    .ok()
-                    .map(|form| form_info(&id, &form, f.json.len(), f.registered_at))
+        let stored: Vec<(String, StoredForm)> = s.forms.iter().map(|e| e.into_pair()).collect();
+        let cat = catalog::current(s);
+        stored
+            .into_iter()
+            .filter_map(|(id, f)| {
+                let form = parse_form(f.json.as_bytes()).ok()?;
+                let mut info = form_info(&id, &form, f.json.len(), f.registered_at);
+                // A form stored before the checks (or whose canisters' refs changed since) stays
+                // and is offered; this tells what a provider would refuse in it.
+                info.declaration_issues = form_review::form_issues(cat, &id);
+                Some(info)
             })
             .collect()
     }))
@@ -325,9 +404,14 @@ pub async fn register_canister<R: Runtime>(
             }
         }
         let broken_before = broken_uses(s);
+        let decl_before = forms_issues(s, &t.forms, existing.as_ref());
+        let forms = t.forms.clone();
         s.targets.insert(args.id, t);
         s.bump_catalog();
-        if let Err(e) = check_uses(s, &broken_before) {
+        let decl_after = forms_issues(s, &forms, None);
+        let checked = check_uses(s, &broken_before)
+            .and_then(|()| newly_failing(args.id, &decl_before, decl_after));
+        if let Err(e) = checked {
             match existing {
                 Some(old) => s.targets.insert(args.id, old),
                 None => s.targets.remove(&args.id),

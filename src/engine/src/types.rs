@@ -99,6 +99,22 @@ pub struct FormInfo {
     pub registered_at: u64,
     pub tools: Vec<String>,
     pub skipped: Vec<SkipView>,
+    /// Pairs of tools (one of them this form's) whose descriptions a model could not tell
+    /// apart: warnings, never refusals.
+    pub warnings: Vec<OverlapView>,
+    /// The declaration checks this form's tools fail now: always empty in `register_form`'s
+    /// answer (such a form is refused); in `list_forms`, a form stored before the check, or one
+    /// whose tools a canister's refs changed since (`param` is the tool).
+    pub declaration_issues: Vec<IssueView>,
+}
+
+/// Two tools whose descriptions overlap (`bus::overlap_warnings`): the names sorted, the
+/// similarity in thousandths (a warning from 800).
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct OverlapView {
+    pub tools: Vec<String>,
+    pub similarity_permille: u32,
+    pub message: String,
 }
 
 #[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -394,10 +394,16 @@ fn a_form_or_canister_in_use_is_never_changed_under_its_intents() {
     let mut form = icrc1();
     field_mut(&mut form, "TransferArg", "to")["describe"] = json!("changed");
     in_use(register(&w, controller(), "icrc1", &form).unwrap_err());
-    // A new form whose tool names clash, which would take prepare_icrc1_transfer away.
+    // A new form whose tool names clash, which would take prepare_icrc1_transfer away: refused
+    // whether or not an intent uses it (a tool name another form has, bus_register.rs).
     let mut clash = icrc1();
     clash["name"] = json!("clash");
-    in_use(register(&w, controller(), "clash", &clash).unwrap_err());
+    let e = register(&w, controller(), "clash", &clash).unwrap_err();
+    assert_eq!(e.code, "INVALID_FORM", "{e:?}");
+    assert!(e
+        .issues
+        .iter()
+        .any(|i| i.param == "prepare_icrc1_transfer" && i.code == "E_TOOL_NAME_TAKEN"));
     assert!(
         !w.state.borrow().forms.contains_key(&"clash".to_string()),
         "nothing changed"

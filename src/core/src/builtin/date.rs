@@ -40,9 +40,10 @@ pub enum When {
     },
 }
 
-/// The shapes `parse` reads, as the schemas' `pattern` (ECMAScript): what is left for the
-/// reader alone is the calendar (no 2026-02-30, no hour 24).
-pub const DATE_PATTERN: &str = "^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2}))?$";
+/// The shapes `parse` reads, as the schemas' `pattern` (ECMAScript), with the ranges a pattern
+/// can state (months 01-12, days 01-31, hours 00-23, minutes and seconds 00-59, offsets to
+/// ±23:59): what is left for the reader alone is the calendar (no 2026-02-30).
+pub const DATE_PATTERN: &str = "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$";
 
 pub fn leap(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)

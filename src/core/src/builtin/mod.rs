@@ -22,6 +22,15 @@ pub const MAX_REASON: usize = 1024;
 /// The longest `escalate` summary, in characters.
 pub const MAX_SUMMARY: usize = 8192;
 
+/// The reference's builtin that the host does not ship (a request to any URL): its name is
+/// reserved all the same, so that shipping it later changes no form's tool.
+pub const HTTP_REQUEST: &str = "http_request";
+
+/// Whether no form may give a tool this name: a builtin's (enabled or not) or `http_request`.
+pub fn is_reserved_name(name: &str) -> bool {
+    name == HTTP_REQUEST || Builtin::from_name(name).is_some()
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Builtin {
     Calculate,

@@ -4,7 +4,7 @@
 
 use super::method::plan_method;
 use super::*;
-use crate::builtin::Builtin;
+use crate::builtin::is_reserved_name;
 use std::collections::BTreeSet;
 
 /// Builds every tool the forms give; methods without a rule are in `skipped` with the reason.
@@ -77,7 +77,7 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
     }
     let candidates = kept;
     // A tool name that is `commit`, a builtin's (reserved whether or not an admin enabled that
-    // builtin: enabling it later must not change what a form's tool does), or that two methods
+    // builtin, and `http_request`, the reference's builtin not shipped: enabling it later must not change what a form's tool does), or that two methods
     // (or cases) would share, skips them all.
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for p in &candidates {
@@ -85,7 +85,7 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
     }
     let clashing: BTreeSet<String> = count
         .iter()
-        .filter(|(n, c)| **c > 1 || **n == COMMIT_TOOL || Builtin::from_name(n).is_some())
+        .filter(|(n, c)| **c > 1 || **n == COMMIT_TOOL || is_reserved_name(n))
         .map(|(n, _)| n.to_string())
         .collect();
     let mut plans = BTreeMap::new();
@@ -93,7 +93,7 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
         if clashing.contains(&p.name) {
             let reason = if p.name == COMMIT_TOOL {
                 format!("its tool name '{COMMIT_TOOL}' is the commit tool's")
-            } else if Builtin::from_name(&p.name).is_some() {
+            } else if is_reserved_name(&p.name) {
                 format!(
                     "its tool name '{}' is reserved for the builtin tool of that name",
                     p.name

@@ -38,7 +38,11 @@ fn generator_regex(pattern: &str) -> String {
         Some(q) if !q.ends_with('\\') => q,
         _ => p,
     };
-    p.to_string()
+    // ECMAScript's `\s` is not Rust's: it has U+FEFF and lacks U+0085 (`builtin::input`'s
+    // `ecma_space`). Generated from a subset of ECMAScript's classes, so that what is generated
+    // is what the schema (read as ECMAScript by `satisfies`) allows.
+    p.replace("\\s", "[\\t\\n\\x0B\\x0C\\r \\xA0\\x{3000}\\x{FEFF}]")
+        .replace("\\S", "[^\\s\\x{FEFF}]")
 }
 
 fn char_len(s: &str) -> u64 {

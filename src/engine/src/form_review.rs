@@ -1,0 +1,114 @@
+//! The bus's review of a form's tools at registration (`bus::review`, the function `tool-host
+//! lint` runs too): the declaration checks a model provider would otherwise fail opaquely, a
+//! tool name another form's tool has, and the overlaps a model could not tell apart.
+
+use crate::catalog::Catalog;
+use crate::errors::ErrorCode;
+use crate::types::{ApiError, IssueView, OverlapView};
+use std::sync::Arc;
+use tool_host_core::bus::{self, DeclIssue, Overlap, ToolDecl, ToolSource};
+use tool_host_core::form::Form;
+use tool_host_core::plan::{build_tool_plans, FormRef};
+use tool_host_core::read::Canister;
+
+/// The issue code of a declaration check a tool fails (`path` says where in the tool).
+pub const DECL_ISSUE: &str = "E_DECL";
+/// The issue code of a tool name that another registered form's tool has.
+pub const NAME_TAKEN: &str = "E_TOOL_NAME_TAKEN";
+
+/// The declarations of a form's own tools, for the canisters it applies to (among
+/// `canisters`). Built from the form alone: a tool another form would take away is still
+/// checked, and reported by [`taken_names`].
+pub fn form_decls(id: &str, form: &Arc<Form>, canisters: &[Canister]) -> Vec<ToolDecl> {
+    let plans = build_tool_plans(&[FormRef {
+        id: id.to_string(),
+        form: form.clone(),
+    }]);
+    plans
+        .plans
+        .values()
+        .map(|p| bus::decl_of_plan(p, canisters))
+        .collect()
+}
+
+/// The declaration issues of a form's tools now (`list_forms` reports them: a form stored
+/// before the checks, or a canister's refs changed since).
+pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
+    cat.forms
+        .iter()
+        .find(|f| f.id == id)
+        .map(|f| {
+            let decls = form_decls(id, &f.form, &cat.canisters);
+            issue_views(bus::review(&decls, &[]).issues)
+        })
+        .unwrap_or_default()
+}
+
+/// The tools `decls` (of form `id`) whose name another form's tool already has: two forms'
+/// tools of one name would both be skipped, the other form's taken away unannounced.
+pub fn taken_names(cat: &Catalog, id: &str, decls: &[ToolDecl]) -> Vec<IssueView> {
+    let holder = |name: &str| -> Option<String> {
+        let planned = cat.plans.plans.get(name).map(|p| p.form.id.clone());
+        let unbound = cat.unbound.get(name).map(|(form, _)| form.clone());
+        planned.or(unbound).filter(|form| form != id)
+    };
+    decls
+        .iter()
+        .filter_map(|d| {
+            let other = holder(&d.name)?;
+            Some(IssueView {
+                param: d.name.clone(),
+                path: "name".into(),
+                code: NAME_TAKEN.into(),
+                message: format!(
+                    "the tool name {} is the tool of form '{other}': two forms' tools of one name would both be skipped; register the canister under form '{other}', or name the method otherwise",
+                    d.name
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The tools held now that a new version of form `id` does not replace: every other form's,
+/// `commit` and the enabled builtins.
+pub fn held_decls<'a>(held: &'a [ToolDecl], id: &str) -> Vec<&'a ToolDecl> {
+    held.iter()
+        .filter(|d| !matches!(&d.source, ToolSource::Form { form_id } if form_id == id))
+        .collect()
+}
+
+pub fn issue_views(issues: Vec<DeclIssue>) -> Vec<IssueView> {
+    issues
+        .into_iter()
+        .map(|i| IssueView {
+            param: i.tool,
+            path: i.path,
+            code: DECL_ISSUE.into(),
+            message: i.message,
+        })
+        .collect()
+}
+
+pub fn overlap_views(overlaps: Vec<Overlap>) -> Vec<OverlapView> {
+    overlaps
+        .into_iter()
+        .map(|o| OverlapView {
+            tools: o.tools.to_vec(),
+            similarity_permille: o.similarity_permille,
+            message: o.message,
+        })
+        .collect()
+}
+
+/// `INVALID_FORM` naming each tool and what it breaks; nothing was stored.
+pub fn refusal(issues: Vec<IssueView>) -> ApiError {
+    ApiError {
+        code: ErrorCode::InvalidForm.as_str().into(),
+        message: format!(
+            "the form's tools are refused: {} problem{} (a declaration a model provider would refuse, or a tool name another form has); nothing was stored",
+            issues.len(),
+            if issues.len() == 1 { "" } else { "s" }
+        ),
+        issues,
+    }
+}

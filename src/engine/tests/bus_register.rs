@@ -1,0 +1,401 @@
+//! Registration runs the bus's declaration checks and overlap warnings (`bus::review`, as
+//! `tool-host lint` does): a form any of whose tools a provider would refuse is refused, naming
+//! each tool and issue, and nothing changes; overlaps are warnings in the answer. A tool name a
+//! builtin has, or another form's tool has, never becomes a form's tool.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use tool_host_engine::registry::{list_forms, register_canister, register_form};
+use tool_host_engine::types::*;
+
+fn form(name: &str, methods: Value) -> Value {
+    json!({
+        "format": "candid-profile-resolved",
+        "format_version": 0,
+        "name": name,
+        "types": {},
+        "methods": methods
+    })
+}
+
+fn query(describe: &str) -> Value {
+    json!({ "mode": "query", "describe": describe, "args": [], "results": [{ "type": "nat" }] })
+}
+
+fn register(w: &World, id: &str, form: &Value) -> ApiResult<FormInfo> {
+    register_form(
+        w,
+        controller(),
+        RegisterFormArgs {
+            id: id.into(),
+            json: form.to_string(),
+        },
+    )
+}
+
+fn form_ids(w: &World) -> Vec<String> {
+    list_forms(w, controller())
+        .unwrap()
+        .into_iter()
+        .map(|f| f.id)
+        .collect()
+}
+
+fn tool_names(w: &World) -> Vec<String> {
+    let v: Value = serde_json::from_str(&tool_host_engine::tools::list_tools(w)).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A `describe` the form layer takes (1 024 characters) that the host's own sentence takes
+/// over OpenAI's bound for a tool description.
+fn longest_describe() -> String {
+    format!("{}.", "Counts the orders. ".repeat(60)[..1023].trim_end())
+}
+
+#[test]
+fn a_tool_description_over_the_providers_bound_refuses_the_form_naming_the_tool() {
+    let w = World::new().setup();
+    let forms_before = form_ids(&w);
+    let tools_before = tool_names(&w);
+    let f = form(
+        "wordy",
+        json!({ "count_orders": query(&longest_describe()), "count_shops": query("Counts the shops.") }),
+    );
+    let e = register(&w, "wordy", &f).unwrap_err();
+    assert_eq!(e.code, "INVALID_FORM", "{e:?}");
+    assert_eq!(e.issues.len(), 1, "{e:?}");
+    let i = &e.issues[0];
+    assert_eq!(
+        (i.param.as_str(), i.path.as_str(), i.code.as_str()),
+        ("count_orders", "description", "E_DECL")
+    );
+    assert!(i.message.contains("OpenAI"), "{}", i.message);
+    // Nothing changed: the form is not stored and no tool came or went.
+    assert_eq!(form_ids(&w), forms_before);
+    assert_eq!(tool_names(&w), tools_before);
+}
+
+#[test]
+fn a_record_field_a_provider_takes_no_property_key_for_refuses_the_form() {
+    let w = World::new().setup();
+    let f = form(
+        "keys",
+        json!({ "find": { "mode": "query", "describe": "Finds an order.", "args": [
+            { "type": "record", "fields": [{ "name": "order number", "type": "text" }] }
+        ], "results": [{ "type": "nat" }] } }),
+    );
+    let e = register(&w, "keys", &f).unwrap_err();
+    assert_eq!(e.code, "INVALID_FORM", "{e:?}");
+    assert!(
+        e.issues.iter().any(|i| i.param == "find"
+            && i.code == "E_DECL"
+            && i.path.ends_with(".properties")
+            && i.message.contains("\"order number\"")
+            && i.message.contains("Anthropic")),
+        "{:?}",
+        e.issues
+    );
+    assert!(!form_ids(&w).contains(&"keys".to_string()));
+}
+
+#[test]
+fn every_tool_and_issue_is_named_in_the_one_refusal() {
+    let w = World::new().setup();
+    let long = longest_describe();
+    let f = form(
+        "many",
+        json!({
+            "count_orders": query(&long),
+            "count_shops": query(&long),
+            "fine": query("Counts the parcels.")
+        }),
+    );
+    let e = register(&w, "many", &f).unwrap_err();
+    let named: Vec<(&str, &str)> = e
+        .issues
+        .iter()
+        .map(|i| (i.param.as_str(), i.path.as_str()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("count_orders", "description"),
+            ("count_shops", "description")
+        ]
+    );
+    assert!(e.message.contains("2 problems"), "{}", e.message);
+}
+
+#[test]
+fn a_replaced_form_that_now_fails_is_refused_and_the_old_version_stays() {
+    let w = World::new().setup();
+    let good = form(
+        "shop",
+        json!({ "count_orders": query("Counts the orders.") }),
+    );
+    register(&w, "shop", &good).unwrap();
+    let bad = form(
+        "shop",
+        json!({ "count_orders": query(&longest_describe()) }),
+    );
+    let e = register(&w, "shop", &bad).unwrap_err();
+    assert_eq!(e.code, "INVALID_FORM");
+    let v: Value = serde_json::from_str(&tool_host_engine::tools::list_tools(&*w)).unwrap();
+    let tool = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "count_orders")
+        .unwrap();
+    assert!(tool["description"]
+        .as_str()
+        .unwrap()
+        .starts_with("Counts the orders."));
+}
+
+#[test]
+fn overlapping_descriptions_are_warnings_in_register_forms_answer_not_refusals() {
+    let w = World::new().setup();
+    let same = "Reads the number of open orders in the shop.";
+    let f = form(
+        "twins",
+        json!({ "peek_twin": query(same), "peek_other": query(same), "count_shops": query("Counts the shops and their parcels.") }),
+    );
+    let info = register(&w, "twins", &f).unwrap();
+    assert_eq!(info.warnings.len(), 1, "{:?}", info.warnings);
+    let o = &info.warnings[0];
+    assert_eq!(o.tools, ["peek_other", "peek_twin"]);
+    assert_eq!(o.similarity_permille, 1000);
+    assert!(o.message.contains("peek_other") && o.message.contains("peek_twin"));
+    assert!(info.declaration_issues.is_empty());
+    assert!(info.tools.contains(&"peek_twin".to_string()));
+}
+
+#[test]
+fn a_new_tool_is_compared_with_the_tools_already_held() {
+    let w = World::new().setup();
+    // The icrc1 pack's fee tool, described again by another form's tool.
+    let v: Value = serde_json::from_str(&tool_host_engine::tools::list_tools(&*w)).unwrap();
+    let fee = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "icrc1_fee")
+        .unwrap()["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let describe = fee.trim_end_matches(" Reads only; nothing changes.");
+    let info = register(
+        &w,
+        "copy",
+        &form("copy", json!({ "ledger_fee": query(describe) })),
+    )
+    .unwrap();
+    assert_eq!(
+        info.warnings.iter().map(|o| &o.tools).collect::<Vec<_>>(),
+        [&vec!["icrc1_fee".to_string(), "ledger_fee".to_string()]]
+    );
+    // Held tools are not compared with each other, and the warning is not a stored fact.
+    let listed = list_forms(&*w, controller()).unwrap();
+    assert!(listed.iter().all(|f| f.warnings.is_empty()));
+}
+
+#[test]
+fn the_icrc_packs_register_with_no_warnings_and_no_issues() {
+    let w = World::new();
+    for (id, json) in tool_host_core::packs::PACKS {
+        let info = register_form(
+            &*w,
+            controller(),
+            RegisterFormArgs {
+                id: id.into(),
+                json: json.into(),
+            },
+        )
+        .unwrap();
+        assert!(info.warnings.is_empty(), "{id}: {:?}", info.warnings);
+        assert!(info.declaration_issues.is_empty());
+    }
+}
+
+#[test]
+fn a_tool_name_another_form_has_is_refused_and_the_other_form_keeps_its_tool() {
+    let w = World::new().setup();
+    let tools_before = tool_names(&w);
+    let e = register(
+        &w,
+        "dup",
+        &form(
+            "dup",
+            json!({ "icrc1_fee": query("The fee of this other ledger.") }),
+        ),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "INVALID_FORM");
+    assert_eq!(e.issues.len(), 1, "{e:?}");
+    let i = &e.issues[0];
+    assert_eq!(
+        (i.param.as_str(), i.path.as_str(), i.code.as_str()),
+        ("icrc1_fee", "name", "E_TOOL_NAME_TAKEN")
+    );
+    assert!(i.message.contains("form 'icrc1'"), "{}", i.message);
+    assert_eq!(tool_names(&w), tools_before);
+    // A form registered again under its own id keeps its names.
+    register_form(
+        &*w,
+        controller(),
+        RegisterFormArgs {
+            id: "icrc1".into(),
+            json: tool_host_core::packs::PACKS[0].1.into(),
+        },
+    )
+    .unwrap();
+    assert_eq!(tool_names(&w), tools_before);
+}
+
+#[test]
+fn a_builtins_name_is_never_a_form_tool_enabled_or_not() {
+    let w = World::new().setup();
+    let reserved = [
+        "calculate",
+        "think",
+        "finish",
+        "escalate",
+        "current_time",
+        "date_math",
+        "json_query",
+        "http_request",
+    ];
+    let methods: serde_json::Map<String, Value> = reserved
+        .iter()
+        .map(|n| (n.to_string(), query("Answers a number.")))
+        .collect();
+    let info = register(&w, "named", &form("named", Value::Object(methods))).unwrap();
+    assert!(info.tools.is_empty(), "{:?}", info.tools);
+    for n in reserved {
+        let skip = info.skipped.iter().find(|s| s.method == n).unwrap();
+        assert!(skip.reason.contains("reserved"), "{n}: {}", skip.reason);
+    }
+    w.builtins(&["calculate", "current_time"], &[]).unwrap();
+    let listed = tool_names(&w);
+    assert!(!listed.contains(&"http_request".to_string()));
+    let described = tool_host_engine::bus::describe_tools(&*w);
+    for t in described
+        .iter()
+        .filter(|t| reserved.contains(&t.name.as_str()))
+    {
+        assert_eq!(t.source, ToolSourceView::Builtin, "{}", t.name);
+    }
+}
+
+/// A label of the most characters a label may have.
+fn label(n: u8) -> String {
+    format!("{:0>32}", n)
+}
+
+fn target(w: &World, id: candid::Principal, label: &str, forms: &[&str]) -> ApiResult<TargetView> {
+    futures::executor::block_on(register_canister(
+        w,
+        controller(),
+        RegisterCanisterArgs {
+            id,
+            label: Some(label.into()),
+            forms: forms.iter().map(|f| f.to_string()).collect(),
+            owner: None,
+        },
+    ))
+}
+
+#[test]
+fn a_canister_that_would_take_a_tools_input_description_over_the_bound_is_refused() {
+    let w = World::new().setup();
+    register(
+        &w,
+        "shop",
+        &form(
+            "shop",
+            json!({ "count_orders": query("Counts the orders.") }),
+        ),
+    )
+    .unwrap();
+    // Each target of the form is listed, with its label, in `canister_id`'s description.
+    let mut refused = None;
+    for n in 100..140u8 {
+        match target(&w, p(n), &label(n), &["shop"]) {
+            Ok(_) => {}
+            Err(e) => {
+                refused = Some((n, e));
+                break;
+            }
+        }
+    }
+    let (n, e) = refused.expect("a target is refused before the bound of canisters");
+    assert_eq!(e.code, "INVALID_ARGUMENT", "{e:?}");
+    assert_eq!(e.issues.len(), 1, "{e:?}");
+    let i = &e.issues[0];
+    assert_eq!(i.param, "count_orders");
+    assert_eq!(i.path, "inputSchema.properties.canister_id.description");
+    assert_eq!(i.code, "E_DECL");
+    // Nothing changed: the refused target is not stored, and the tool still passes.
+    let targets = tool_host_engine::registry::list_canisters(&*w, controller()).unwrap();
+    assert!(!targets.iter().any(|t| t.id == p(n)));
+    let forms = list_forms(&*w, controller()).unwrap();
+    let shop = forms.iter().find(|f| f.id == "shop").unwrap();
+    assert!(
+        shop.declaration_issues.is_empty(),
+        "{:?}",
+        shop.declaration_issues
+    );
+}
+
+#[test]
+fn a_form_stored_before_the_checks_stays_offered_and_list_forms_reports_it() {
+    let w = World::new().setup();
+    // As a version before the checks stored it.
+    let old = form("old", json!({ "count_orders": query(&longest_describe()) }));
+    {
+        let mut s = w.state.borrow_mut();
+        s.forms.insert(
+            "old".into(),
+            tool_host_engine::model::StoredForm {
+                json: old.to_string(),
+                registered_at: T0,
+                registered_by: controller(),
+            },
+        );
+        s.bump_catalog();
+    }
+    w.upgrade();
+    assert!(tool_names(&w).contains(&"count_orders".to_string()));
+    let forms = list_forms(&*w, controller()).unwrap();
+    let info = forms.iter().find(|f| f.id == "old").unwrap();
+    assert_eq!(
+        info.declaration_issues.len(),
+        1,
+        "{:?}",
+        info.declaration_issues
+    );
+    let i = &info.declaration_issues[0];
+    assert_eq!(
+        (i.param.as_str(), i.path.as_str()),
+        ("count_orders", "description")
+    );
+    // The other forms report nothing, and the canister keeps working.
+    assert!(forms
+        .iter()
+        .filter(|f| f.id != "old")
+        .all(|f| f.declaration_issues.is_empty()));
+    let r = w.tool(
+        agent(),
+        "icrc1_fee",
+        json!({ "canister_id": ledger_id().to_text() }),
+        None,
+    );
+    assert!(r.is_ok(), "{r:?}");
+}
