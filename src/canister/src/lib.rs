@@ -12,7 +12,7 @@ use tool_host_engine::runtime::{CallOutcome, Runtime};
 use tool_host_engine::state::State;
 use tool_host_engine::types::*;
 use tool_host_engine::{
-    bus, consent, lifecycle, messages, owners, registry, schedule, send, tools, views,
+    bus, consent, lifecycle, mcp, messages, owners, registry, schedule, send, tokens, tools, views,
 };
 
 /// Talc instead of the default dlmalloc: the same flows take about a quarter fewer instructions
@@ -296,6 +296,34 @@ fn deposit_account() -> DepositAccountResult {
     owners::deposit_account(&Ic, caller()).into()
 }
 
+// Agent tokens and MCP over HTTP (docs/mcp.md).
+
+#[update]
+async fn issue_agent_token(args: IssueAgentTokenArgs) -> IssueAgentTokenResult {
+    tokens::issue(&Ic, caller(), args).await.into()
+}
+
+#[query]
+fn list_agent_tokens() -> Vec<AgentTokenView> {
+    tokens::list(&Ic, caller())
+}
+
+#[update]
+fn revoke_agent_token(id: u64) -> UnitResult {
+    tokens::revoke(&Ic, caller(), id).into()
+}
+
+/// The IC's HTTP gateway calls these (anonymously): the caller is the bearer token's.
+#[query]
+fn http_request(req: HttpRequest) -> HttpResponse {
+    mcp::http_request(&Ic, req)
+}
+
+#[update]
+async fn http_request_update(req: HttpRequest) -> HttpResponse {
+    mcp::http_request_update(&Ic, req).await
+}
+
 // Admins.
 
 #[update]
@@ -395,6 +423,10 @@ fn bench_fill(template: u64, n: u64) -> u64 {
 /// Bytes of an update's argument accepted at the door; the engine checks its own limits too.
 const MAX_ARG_BYTES: usize = 80 * 1024;
 const MAX_FORM_ARG_BYTES: usize = 300 * 1024;
+/// `http_request_update`'s argument: the body's bound (128 KiB, `tool_host_core::mcp`), the
+/// headers' (16 KiB), the URL's (2 KiB) and Candid's envelope; the engine answers 413 / 431 /
+/// 414 below it, so a client sees those rather than a rejected call.
+const MAX_HTTP_ARG_BYTES: usize = 160 * 1024;
 
 /// Drops anonymous and oversized update calls before they cost cycles. Not a security
 /// boundary: every method checks its caller itself.
@@ -402,13 +434,18 @@ const MAX_FORM_ARG_BYTES: usize = 300 * 1024;
 fn inspect_message() {
     let method = ic_cdk::api::msg_method_name();
     let anonymous = ic_cdk::api::msg_caller() == Principal::anonymous();
-    if anonymous && method != "icrc21_canister_call_consent_message" {
+    // The HTTP gateway makes `http_request_update` anonymously; the bearer token inside
+    // authenticates it (the engine refuses a request without one).
+    if anonymous
+        && method != "icrc21_canister_call_consent_message"
+        && method != "http_request_update"
+    {
         return;
     }
-    let max = if method == "register_form" {
-        MAX_FORM_ARG_BYTES
-    } else {
-        MAX_ARG_BYTES
+    let max = match method.as_str() {
+        "register_form" => MAX_FORM_ARG_BYTES,
+        "http_request_update" => MAX_HTTP_ARG_BYTES,
+        _ => MAX_ARG_BYTES,
     };
     if ic_cdk::api::msg_arg_data().len() > max {
         return;

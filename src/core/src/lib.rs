@@ -11,6 +11,7 @@ pub mod display;
 pub mod form;
 pub mod funds;
 pub mod issue;
+pub mod mcp;
 pub mod packs;
 pub mod plan;
 pub mod read;

@@ -51,9 +51,14 @@ pub const ESCALATION_HANDLERS: MemoryId = MemoryId::new(20);
 /// inbox entry id → (its owner, when its prune task is due): the timer finds an entry by id
 /// and removes it once the retention passed, whether or not its owner escalates again.
 pub const INBOX_IDS: MemoryId = MemoryId::new(21);
+/// Agent token id → the token: its owner, the SHA-256 of its secret (never the secret), label,
+/// expiry, revocation and last use (`crate::tokens`).
+pub const AGENT_TOKENS: MemoryId = MemoryId::new(22);
+/// (owner, token id): an owner's tokens, for its bound and its list.
+pub const OWNER_TOKENS: MemoryId = MemoryId::new(23);
 
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 22] = [
+pub const ALL: [MemoryId; 24] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -76,4 +81,6 @@ pub const ALL: [MemoryId; 22] = [
     INBOX,
     ESCALATION_HANDLERS,
     INBOX_IDS,
+    AGENT_TOKENS,
+    OWNER_TOKENS,
 ];

@@ -17,6 +17,12 @@ pub fn authorize_agent<R: Runtime>(rt: &R, caller: Principal, agent: Principal) 
             "the anonymous principal cannot be an agent",
         ));
     }
+    if crate::tokens::token_id_of(&agent).is_some() {
+        return Err(err(
+            ErrorCode::InvalidArgument,
+            "an agent token's principal acts only for the owner that issued the token",
+        ));
+    }
     if agent == caller {
         return Err(err(
             ErrorCode::InvalidArgument,

@@ -40,6 +40,28 @@ pub trait Runtime {
     ) -> impl Future<Output = CallOutcome>;
     /// Asks for the timer tick to run at `at_ns` (replacing any earlier request).
     fn wake_at(&self, at_ns: u64);
+    /// 32 random bytes from the management canister's `raw_rand` (through [`Runtime::call`],
+    /// so tests script it as any other call).
+    fn raw_rand(&self) -> impl Future<Output = Result<[u8; 32], String>> {
+        async move {
+            let arg = candid::encode_args(()).map_err(|e| e.to_string())?;
+            match self
+                .call(Principal::management_canister(), "raw_rand", arg, 60)
+                .await
+            {
+                CallOutcome::Replied(bytes) => {
+                    let v: Vec<u8> = candid::decode_one(&bytes)
+                        .map_err(|e| format!("raw_rand's reply does not decode: {e}"))?;
+                    <[u8; 32]>::try_from(v.as_slice())
+                        .map_err(|_| format!("raw_rand answered {} bytes, not 32", v.len()))
+                }
+                CallOutcome::Rejected { code, message } => {
+                    Err(format!("raw_rand was rejected ({code}): {message}"))
+                }
+                CallOutcome::NotSent(why) => Err(format!("raw_rand was not sent: {why}")),
+            }
+        }
+    }
     /// A point in a flow, for instruction profiles (the canister's `trace-instructions` feature
     /// prints the instruction counter there); nothing by default.
     fn mark(&self, _point: &str) {}

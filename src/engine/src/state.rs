@@ -144,6 +144,9 @@ pub struct State<M: Memory> {
     pub handlers: StableBTreeMap<Principal, Principal, VM<M>>,
     /// Inbox entry id → (owner, prune task's time), for the inbox's prune tasks.
     pub inbox_ids: StableBTreeMap<u64, (Principal, u64), VM<M>>,
+    /// Agent tokens by id, and (owner, id) of each (`crate::tokens`).
+    pub agent_tokens: StableBTreeMap<u64, crate::tokens::AgentToken, VM<M>>,
+    pub owner_tokens: StableBTreeMap<(Principal, u64), (), VM<M>>,
     /// Tool plans and definitions, rebuilt when the catalog revision moves (never stored).
     pub catalog: Option<Catalog>,
     /// The wake-up the runtime was last asked for.
@@ -206,6 +209,8 @@ impl<M: Memory + Clone> State<M> {
             inbox: StableBTreeMap::init(mm.get(memory::INBOX)),
             handlers: StableBTreeMap::init(mm.get(memory::ESCALATION_HANDLERS)),
             inbox_ids: StableBTreeMap::init(mm.get(memory::INBOX_IDS)),
+            agent_tokens: StableBTreeMap::init(mm.get(memory::AGENT_TOKENS)),
+            owner_tokens: StableBTreeMap::init(mm.get(memory::OWNER_TOKENS)),
             catalog: None,
             armed_at: None,
             scheduled_since: None,
@@ -254,6 +259,7 @@ impl<M: Memory> State<M> {
         each_record::<(Principal, u64), crate::bus::records::InboxEntry, M>(
             self.raw_map(memory::INBOX),
         )?;
+        each_record::<u64, crate::tokens::AgentToken, M>(self.raw_map(memory::AGENT_TOKENS))?;
         Ok(())
     }
 
@@ -623,7 +629,13 @@ impl<M: Memory> State<M> {
         self.open_counts.get(owner).unwrap_or(0)
     }
 
+    /// Whether `agent` acts for `owner`: an agent the owner authorized, or the principal of one
+    /// of the owner's agent tokens that is not revoked (`crate::tokens::token_principal`; a
+    /// token's principal is never in the authorizations, and acts for its owner alone).
     pub fn is_agent_of(&self, owner: &Principal, agent: &Principal) -> bool {
+        if let Some(id) = crate::tokens::token_id_of(agent) {
+            return crate::tokens::acts_for(self, owner, agent, id);
+        }
         self.agents.contains_key(&(*owner, *agent))
     }
 }

@@ -583,4 +583,61 @@ named_results! {
     BeginTurnResult(TurnStarted);
     TurnResult(TurnView);
     InboxResult(Vec<InboxEntryView>);
+    /// `issue_agent_token`: the token with its secret, shown this once.
+    IssueAgentTokenResult(IssuedAgentToken);
+}
+
+/// A header of an HTTP request or reply, as the IC's HTTP gateway has it: (name, value).
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct HeaderField(pub String, pub String);
+
+/// `http_request`'s and `http_request_update`'s argument: the IC HTTP gateway's shape.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<HeaderField>,
+    pub body: ByteBuf,
+    pub certificate_version: Option<u16>,
+}
+
+/// Their answer; `upgrade = opt true` (from the query only) asks the gateway to make the same
+/// request as the update `http_request_update`.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct HttpResponse {
+    pub status_code: u16,
+    pub headers: Vec<HeaderField>,
+    pub body: ByteBuf,
+    pub upgrade: Option<bool>,
+}
+
+/// `issue_agent_token`'s argument: a label for the owner's eyes (1 to 64 bytes, no control
+/// characters) and when the token stops working (ns since the epoch; absent: until revoked).
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct IssueAgentTokenArgs {
+    pub label: String,
+    pub expires_at: Option<u64>,
+}
+
+/// A token just issued: `secret` is what an MCP client sends (`Authorization: Bearer <secret>`);
+/// it is shown only here, and the tool host keeps only its SHA-256.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct IssuedAgentToken {
+    pub id: u64,
+    pub secret: String,
+    pub label: String,
+    pub expires_at: Option<u64>,
+    pub created_at: u64,
+}
+
+/// One of the caller's tokens, without its secret. `last_used_at`: the last update call (a
+/// `tools/call`, or any request through consensus) it authenticated.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct AgentTokenView {
+    pub id: u64,
+    pub label: String,
+    pub created_at: u64,
+    pub expires_at: Option<u64>,
+    pub revoked_at: Option<u64>,
+    pub last_used_at: Option<u64>,
 }

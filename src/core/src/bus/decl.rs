@@ -79,7 +79,9 @@ pub fn decl_of_plan(plan: &ToolPlan, canisters: &[Canister]) -> ToolDecl {
         description: plan.description.clone(),
         effect: label_of(plan),
         input_schema: def["inputSchema"].clone(),
-        output_schema: None,
+        // A prepare answers the intent (a fixed shape); a read tool answers the canister's reply.
+        output_schema: (plan.kind == crate::plan::ToolKind::Prepare)
+            .then(crate::mcp::intent_answer_schema),
         source: ToolSource::Form {
             form_id: plan.form.id.clone(),
         },
@@ -97,7 +99,7 @@ pub fn commit_decl() -> ToolDecl {
         description: text(&def["description"]),
         effect: Some(EffectLabel::Idempotent),
         input_schema: def["inputSchema"].clone(),
-        output_schema: None,
+        output_schema: Some(crate::mcp::intent_answer_schema()),
         source: ToolSource::Host,
     }
 }
