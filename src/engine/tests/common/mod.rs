@@ -121,6 +121,10 @@ pub struct World {
     pub handler_replies: RefCell<VecDeque<CallOutcome>>,
     /// The handler's call yields once before answering (so an upgrade can happen at it).
     pub yield_handler: Cell<bool>,
+    /// How the management canister answers the next `raw_rand` calls; when none is scripted,
+    /// 32 bytes of SHA-256 of a counter (distinct per call, the same in every run).
+    pub rand_replies: RefCell<VecDeque<CallOutcome>>,
+    pub rand_calls: Cell<u64>,
 }
 
 /// Polls a future once with a waker that does nothing: whether it finished.
@@ -179,6 +183,8 @@ impl World {
             contacts: RefCell::new(vec![]),
             handler_replies: RefCell::new(VecDeque::new()),
             yield_handler: Cell::new(false),
+            rand_replies: RefCell::new(VecDeque::new()),
+            rand_calls: Cell::new(0),
         });
         tool_host_engine::lifecycle::after_init(&*w);
         w
@@ -528,7 +534,18 @@ impl Runtime for World {
             };
         }
         let archive = self.ledger.borrow().chain.archive_id;
-        let reply = if canister == archive && method == "icrc3_get_blocks" {
+        let reply = if canister == Principal::management_canister() && method == "raw_rand" {
+            let n = self.rand_calls.get() + 1;
+            self.rand_calls.set(n);
+            self.rand_replies
+                .borrow_mut()
+                .pop_front()
+                .unwrap_or_else(|| {
+                    use sha2::Digest;
+                    let bytes = sha2::Sha256::digest(n.to_be_bytes()).to_vec();
+                    CallOutcome::Replied(candid::encode_one(bytes).unwrap())
+                })
+        } else if canister == archive && method == "icrc3_get_blocks" {
             if self.ledger.borrow().blocks_down {
                 CallOutcome::Rejected {
                     code: 2,
