@@ -215,6 +215,23 @@ fn inbox_entry() {
     );
 }
 
+#[test]
+fn agent_token() {
+    use tool_host_engine::tokens::AgentToken;
+    current(
+        "agent_token_v1",
+        &AgentToken {
+            owner: p(2),
+            secret_sha256: Some([7; 32]),
+            label: "desktop".into(),
+            created_at: 1_700_000_000_000_000_010,
+            expires_at: Some(1_700_000_000_000_000_020),
+            revoked_at: None,
+            last_used_at: Some(1_700_000_000_000_000_011),
+        },
+    );
+}
+
 /// The usage counts' keys have no version byte either: pinned.
 #[test]
 fn usage_key() {
@@ -417,6 +434,7 @@ fn every_version_has_a_fixture() {
     names::<InFlight>("in_flight", &mut expected);
     names::<tool_host_engine::bus::records::Turn>("turn", &mut expected);
     names::<tool_host_engine::bus::records::InboxEntry>("inbox_entry", &mut expected);
+    names::<tool_host_engine::tokens::AgentToken>("agent_token", &mut expected);
     expected.sort();
     let dir = fixture_path("x").parent().unwrap().to_path_buf();
     let mut found: Vec<String> = std::fs::read_dir(&dir)
