@@ -163,8 +163,8 @@ pub struct State<M: Memory> {
 /// The memory manager's bucket size for a fresh install, in 64 KiB pages: 8 pages = 512 KiB.
 ///
 /// Every structure takes at least one bucket as soon as it is opened, so a fresh install takes
-/// one header page plus a bucket per structure: 20 structures (the retired `IN_FLIGHT_V1` is
-/// never opened on a fresh memory) × 512 KiB + 64 KiB = 10.06 MiB, where the crate's default
+/// one header page plus a bucket per structure: 23 structures (the retired `IN_FLIGHT_V1` is
+/// never opened on a fresh memory) × 512 KiB + 64 KiB = 11.56 MiB, where the crate's default
 /// 128-page (8 MiB) buckets took 160 MiB. The manager has at most 32 768 buckets in all, so the
 /// bucket size caps the stable memory the state can ever use: 32 768 × 512 KiB = 16 GiB. A
 /// settled transfer with its index entries takes about 1 800 bytes (docs/perf.md), so
