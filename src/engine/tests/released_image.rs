@@ -46,8 +46,8 @@ fn the_first_release_image_opens_and_holds_the_walkthrough() {
     s.check_records().expect("every record reads");
     s.check_layout().expect("what an upgrade reads");
     s.check_indexes().expect("the indexes agree");
-    // The release had the structures up to memory 15; opening gives each structure the bus
-    // added (16 to 21) its first bucket, and nothing else.
+    // The release had the structures up to memory 15; opening gives each structure added since
+    // (the bus's 16 to 21, the agent tokens' 22 and 23) its first bucket, and nothing else.
     let added = tool_host_engine::memory::ALL.len() as u64 - 16;
     assert_eq!(
         mem.size() * 65_536,
