@@ -2,10 +2,10 @@
 //! rules (`tool_host_core::mcp`), the caller authenticated by an agent token, and the bus's
 //! tools run as that token's principal for its owner (docs/mcp.md).
 //!
-//! The query answers refusals (404, 405, 413, 431, 401, 415, 406, 400) itself, uncertified, and
-//! asks for the update (`upgrade = opt true`) for everything an authenticated request asks:
-//! `tools/call` always; `initialize`, `ping` and `tools/list` too unless the URL says
-//! `?certified=false`. The update checks everything again and answers through consensus.
+//! The query asks for the update (`upgrade = opt true`) for every request, refusals included,
+//! unless the URL says `?certified=false`: then refusals, `initialize`, `ping` and `tools/list`
+//! come from the query, uncertified (`tools/call` always goes to the update). The update checks
+//! everything again and answers through consensus.
 
 use crate::runtime::Runtime;
 use crate::tokens::{self, Bearer};
@@ -92,7 +92,12 @@ fn admit<R: Runtime>(rt: &R, req: &HttpRequest) -> Result<Admitted, HttpOut> {
 pub fn http_request<R: Runtime>(rt: &R, req: HttpRequest) -> HttpResponse {
     let a = match admit(rt, &req) {
         Ok(a) => a,
-        Err(o) => return out(o),
+        // A refusal too is answered through consensus unless the client asked for uncertified
+        // answers: the tool host certifies no query answer, and the IC's HTTP gateway on
+        // icp0.io refuses an uncertified one (the client would see a 503, not the 401 that
+        // tells it to fix its token). Nothing a single replica answers can then pass as ours.
+        Err(o) if core::url_asks_uncertified(&req.url) => return out(o),
+        Err(_) => return upgrade(),
     };
     let calls = a
         .messages

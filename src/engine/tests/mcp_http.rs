@@ -62,6 +62,18 @@ fn update(w: &World, req: HttpRequest) -> HttpResponse {
     futures::executor::block_on(http_request_update(w, req))
 }
 
+/// A refusal as the gateway gets it: the query asks for the update (it certifies no answer),
+/// the update answers the refusal.
+fn refusal(w: &World, req: HttpRequest) -> HttpResponse {
+    let q = http_request(w, req.clone());
+    assert_eq!(
+        (q.upgrade, q.body.len()),
+        (Some(true), 0),
+        "the query upgrades"
+    );
+    update(w, req)
+}
+
 fn header<'a>(r: &'a HttpResponse, name: &str) -> Option<&'a str> {
     r.headers
         .iter()
@@ -335,7 +347,13 @@ fn unauthorized(r: &HttpResponse) {
 fn missing_unknown_expired_and_revoked_tokens_are_401() {
     let w = World::new().setup();
     let ping = rpc(1, "ping", json!({}));
-    unauthorized(&http_request(&*w, post(None, &ping)));
+    // The query leaves a refusal to the update too (an uncertified query answer would not
+    // pass icp0.io's gateway); with ?certified=false it answers the 401 itself.
+    let r = http_request(&*w, post(None, &ping));
+    assert_eq!((r.upgrade, r.body.len()), (Some(true), 0));
+    let mut uncertified = post(None, &ping);
+    uncertified.url = "/mcp?certified=false".into();
+    unauthorized(&http_request(&*w, uncertified));
     unauthorized(&update(&w, post(None, &ping)));
     let t = issue(&w, owner(), "x", Some(w.now.get() + 1_000)).unwrap();
     assert_eq!(update(&w, post(Some(&t.secret), &ping)).status_code, 200);
@@ -371,7 +389,7 @@ fn missing_unknown_expired_and_revoked_tokens_are_401() {
         .contains("expired"));
     let t2 = issue(&w, owner(), "y", None).unwrap();
     tokens::revoke(&*w, owner(), t2.id).unwrap();
-    let r = http_request(&*w, post(Some(&t2.secret), &ping));
+    let r = update(&w, post(Some(&t2.secret), &ping));
     unauthorized(&r);
     assert!(body(&r)["error"]["message"]
         .as_str()
@@ -384,16 +402,10 @@ fn transport_refusals_have_their_statuses() {
     let w = World::new().setup();
     let t = issue(&w, owner(), "x", None).unwrap();
     let auth = format!("Bearer {}", t.secret);
-    let r = http_request(
-        &*w,
-        request("GET", "/mcp", &[("Authorization", &auth)], b""),
-    );
+    let r = refusal(&w, request("GET", "/mcp", &[("Authorization", &auth)], b""));
     assert_eq!(r.status_code, 405);
     assert_eq!(header(&r, "allow"), Some("POST"));
-    let r = http_request(
-        &*w,
-        request("POST", "/", &[("Authorization", &auth)], b"{}"),
-    );
+    let r = refusal(&w, request("POST", "/", &[("Authorization", &auth)], b"{}"));
     assert_eq!(r.status_code, 404);
     let big = vec![b'x'; tool_host_core::mcp::MAX_BODY_BYTES + 1];
     let r = update(

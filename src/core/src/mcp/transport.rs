@@ -138,10 +138,7 @@ pub fn door<'a>(req: &HttpIn<'a>) -> Result<Door<'a>, HttpOut> {
             .then(|| token.trim())
             .filter(|t| !t.is_empty())
     });
-    let uncertified_ok = query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .any(|kv| kv == "certified=false" || kv == "certified=0");
+    let uncertified_ok = query.is_some_and(uncertified_asked);
     Ok(Door {
         bearer,
         uncertified_ok,
@@ -278,4 +275,18 @@ pub fn reply(batch: bool, answers: &[(Value, Result<Value, RpcError>)]) -> HttpO
         return HttpOut::json(500, &response(&id, &Err(e)));
     }
     out
+}
+
+/// `certified=false` (or `0`) among a URL query's pairs: the client accepts uncertified query
+/// answers.
+pub fn uncertified_asked(query: &str) -> bool {
+    query
+        .split('&')
+        .any(|kv| kv == "certified=false" || kv == "certified=0")
+}
+
+/// Whether `url` asks for uncertified answers (see [`uncertified_asked`]).
+pub fn url_asks_uncertified(url: &str) -> bool {
+    url.split_once('?')
+        .is_some_and(|(_, q)| uncertified_asked(q.split('#').next().unwrap_or("")))
 }
