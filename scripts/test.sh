@@ -2,7 +2,8 @@
 # The project's checks, as CI runs them: format, lints (native and wasm), the release wasms
 # (scripts/build.sh, with its import, endpoint and metadata checks; `icp build` making the same
 # modules; the sizes docs/deploy.md states), the TypeScript bindings generated from the .did files
-# (tests/bindings/check.sh, node >= 18), then every test: the end-to-end
+# (tests/bindings/check.sh, node >= 18), the MCP SDK client's packages (tests/mcp-client), then
+# every test: the end-to-end
 # scenarios running those very wasms on the local IC host against two ledgers (the test ledger
 # and DFINITY's cycles ledger, read from $CYCLES_LEDGER_WASM or ../shared/fixtures/cycles-ledger/;
 # without it those runs are reported as not run), and the ICRC-1 conformance suite against both.
@@ -31,6 +32,9 @@ scripts/release_facts.py sizes "tool_host=$(wc -c <out/tool_host.wasm.gz)" "test
 
 echo "== TypeScript bindings (@icp-sdk/bindgen from candid/*.did, tsc --strict)"
 tests/bindings/check.sh
+
+echo "== MCP client (tests/mcp-client: npm ci of the pinned @modelcontextprotocol/sdk; e2e mcp:: runs it)"
+(cd tests/mcp-client && npm ci --no-audit --no-fund --prefer-offline >/dev/null)
 
 echo "== tests (the scenarios run the wasms in out/)"
 log="$(mktemp)"

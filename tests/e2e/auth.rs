@@ -7,7 +7,7 @@ use crate::Scenario;
 use candid::Principal;
 use std::fmt::Write;
 use tool_host_engine::types::{ApiError, BeginTurnArgs, SelectArgs};
-use tool_host_tests::backend::{BackendError, Result as BResult};
+use tool_host_tests::backend::{BackendError, BackendExt, Result as BResult};
 use tool_host_tests::check::{ApiOk, Check};
 use tool_host_tests::clients::{confirm_args, consent_request, Api};
 use tool_host_tests::world::{World, ICRC1_FORM};
@@ -70,6 +70,8 @@ const FOR_OWNER_QUERY: [&str; 7] = [AN, NA, NA, OK, NA, NA, OK];
 const OWNER_ONLY_QUERY: [&str; 7] = [AN, NO, NO, NO, NO, NO, OK];
 /// A turn is read by its owner and its agents; anyone else gets what a missing turn gets.
 const TURN_READ: [&str; 7] = [AN, NF, NF, OK, NF, NF, OK];
+/// An agent token is its owner's alone: anyone else finds no such token.
+const TOKEN_OWNER: [&str; 7] = [IN, NF, NF, NF, NF, NF, OK];
 
 /// The method names of the tool host's service, from `candid/tool_host.did`.
 fn did_methods() -> Vec<String> {
@@ -123,6 +125,27 @@ fn matrix(w: &mut World) -> Check {
         .ok_or_fail("begin_turn")?
         .turn_id;
     let builtins = h.get_builtins(w.b(), p.owner)?.settings;
+    let token = h
+        .issue_agent_token(w.b(), p.owner, "matrix", None)?
+        .ok_or_fail("issue_agent_token")?
+        .id;
+    // What the IC's HTTP gateway sends: a POST to /mcp without a token (answered 401, but the
+    // call itself is accepted from anyone).
+    let http = tool_host_tests::gateway::HttpRequest {
+        method: "POST".into(),
+        url: "/mcp".into(),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec(),
+        certificate_version: Some(2),
+    };
+    let http_call = |w: &mut World, c: Principal, method: &str| {
+        let r: BResult<(tool_host_tests::gateway::HttpResponse,)> = if method == "http_request" {
+            w.b().query_typed(h.0, c, method, (http.clone(),))
+        } else {
+            w.b().update_typed(h.0, c, method, (http.clone(),))
+        };
+        got(plain(r))
+    };
 
     type Row<'a> = (
         &'a str,
@@ -320,6 +343,31 @@ fn matrix(w: &mut World) -> Check {
             "remove_form (not registered)",
             ADMIN_NOT_FOUND,
             Box::new(|w, c| got(h.remove_form(w.b(), c, "no-such-form"))),
+        ),
+        (
+            "http_request",
+            PUBLIC,
+            Box::new(|w, c| http_call(w, c, "http_request")),
+        ),
+        (
+            "http_request_update",
+            PUBLIC,
+            Box::new(|w, c| http_call(w, c, "http_request_update")),
+        ),
+        (
+            "issue_agent_token",
+            USER_UPDATE,
+            Box::new(|w, c| got(h.issue_agent_token(w.b(), c, "a row", None))),
+        ),
+        (
+            "list_agent_tokens",
+            PUBLIC,
+            Box::new(|w, c| got(plain(h.list_agent_tokens(w.b(), c)))),
+        ),
+        (
+            "revoke_agent_token (the owner's)",
+            TOKEN_OWNER,
+            Box::new(|w, c| got(h.revoke_agent_token(w.b(), c, token))),
         ),
         (
             "revoke_agent",

@@ -24,6 +24,7 @@ mod custody;
 mod flow;
 mod icrc2;
 mod inputs;
+mod mcp;
 mod outcome;
 mod peers;
 mod race;
@@ -97,6 +98,7 @@ fn scenarios() -> Vec<Scenario> {
     all.extend(custody::scenarios());
     all.extend(inputs::scenarios());
     all.extend(peers::scenarios());
+    all.extend(mcp::scenarios());
     all
 }
 

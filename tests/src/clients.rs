@@ -251,6 +251,41 @@ impl ToolHost {
             .map(|(r,)| r)
     }
 
+    /// The owner issues an MCP agent token (the secret is in the answer, once).
+    pub fn issue_agent_token(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        label: &str,
+        expires_at: Option<u64>,
+    ) -> Result<Api<IssuedAgentToken>> {
+        let args = IssueAgentTokenArgs {
+            label: label.into(),
+            expires_at,
+        };
+        b.update_typed(self.0, caller, "issue_agent_token", (args,))
+            .map(|(r,)| r)
+    }
+
+    pub fn list_agent_tokens(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+    ) -> Result<Vec<AgentTokenView>> {
+        b.query_typed(self.0, caller, "list_agent_tokens", ())
+            .map(|(r,)| r)
+    }
+
+    pub fn revoke_agent_token(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        id: u64,
+    ) -> Result<Api<()>> {
+        b.update_typed(self.0, caller, "revoke_agent_token", (id,))
+            .map(|(r,)| r)
+    }
+
     pub fn revoke_agent(
         self,
         b: &mut dyn Backend,

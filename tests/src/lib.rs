@@ -5,6 +5,7 @@
 //! - [`local`]: the local IC host (wasmi), what CI runs here;
 //! - [`pocketic`]: PocketIC, where `POCKET_IC_BIN` names a server binary;
 //! - [`wasm`]: where the canister wasms come from (`TOOL_HOST_WASM_DIR`, or built once);
+//! - [`gateway`]: the IC's HTTP gateway for `http_request` (and a TCP front for MCP clients);
 //! - [`clients`]: typed clients of the tool host, the ledgers and the cycles ledger's depositor;
 //! - [`ledgers`]: the two ledgers scenarios run against (test ledger, cycles ledger);
 //! - [`world`]: the deployed starting point every scenario shares;
@@ -14,6 +15,7 @@
 pub mod backend;
 pub mod check;
 pub mod clients;
+pub mod gateway;
 pub mod ledgers;
 pub mod local;
 pub mod odd;

@@ -19,6 +19,8 @@ use tool_host_tests::world::{account, World, ICRC1_FORM, ICRC2_FORM, TEST_DECIMA
 
 /// Set to skip the upgrade figures (filling 100 000 intents takes minutes) while iterating.
 const FLOWS_ONLY_ENV: &str = "BENCH_FLOWS_ONLY";
+/// `BENCH_ONLY=mcp`: only the MCP-over-HTTP figures.
+const ONLY_ENV: &str = "BENCH_ONLY";
 
 /// Goals (docs/perf.md).
 const GOAL_PREPARE: u64 = 1_000_000;
@@ -328,6 +330,106 @@ fn bus_costs(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
     Ok(())
 }
 
+/// MCP over HTTP on the packs and one ledger: each JSON-RPC request as the IC's HTTP gateway
+/// sends it, the query `http_request` and, where it answers `upgrade`, the update
+/// `http_request_update`, each counted alone (the second of two identical requests).
+fn mcp_http_costs(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
+    use tool_host_tests::gateway::{HttpRequest, HttpResponse};
+    let mut w = World::deploy(b, LedgerKind::Test)?;
+    let owner = w.p.owner;
+    let token = w
+        .host
+        .issue_agent_token(w.b.as_mut(), owner, "bench", None)?
+        .ok_or_fail("issue_agent_token")?;
+    let host = w.host.0;
+    let balance = serde_json::json!({ "name": "icrc1_balance_of", "arguments": {
+        "canister_id": w.ledger.0.to_text(), "account": owner.to_text() } });
+    let transfer: serde_json::Value = serde_json::from_str(&w.transfer_input(&w.amt("1")))
+        .map_err(|x| Fail::Failed(x.to_string()))?;
+    let prepare = serde_json::json!({ "name": "prepare_icrc1_transfer", "arguments": transfer });
+    let requests = [
+        (
+            "initialize",
+            "initialize",
+            serde_json::json!({ "protocolVersion": "2025-11-25",
+            "capabilities": {}, "clientInfo": { "name": "bench", "version": "1" } }),
+        ),
+        (
+            "tools/list (first page)",
+            "tools/list",
+            serde_json::json!({}),
+        ),
+        ("tools/call icrc1_balance_of", "tools/call", balance),
+        ("tools/call prepare_icrc1_transfer", "tools/call", prepare),
+    ];
+    for (what, method, params) in requests {
+        let body =
+            serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let request = HttpRequest {
+            method: "POST".into(),
+            url: "/mcp".into(),
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                (
+                    "accept".into(),
+                    "application/json, text/event-stream".into(),
+                ),
+                ("authorization".into(), format!("Bearer {}", token.secret)),
+                ("mcp-protocol-version".into(), "2025-11-25".into()),
+            ],
+            body: body.to_string().into_bytes(),
+            certificate_version: Some(2),
+        };
+        let mut query_cost = None;
+        let mut update_cost = None;
+        let mut bytes = 0;
+        for _ in 0..2 {
+            let (r,): (HttpResponse,) = w.b.query_typed(
+                host,
+                Principal::anonymous(),
+                "http_request",
+                (request.clone(),),
+            )?;
+            query_cost = measured(w.b.last_instructions())?;
+            bytes = r.body.len();
+            if r.upgrade == Some(true) {
+                let (u,): (HttpResponse,) = w.b.update_typed(
+                    host,
+                    Principal::anonymous(),
+                    "http_request_update",
+                    (request.clone(),),
+                )?;
+                if u.status_code != 200 {
+                    return Err(Fail::Failed(format!(
+                        "{what}: {} {}",
+                        u.status_code,
+                        String::from_utf8_lossy(&u.body)
+                    )));
+                }
+                bytes = u.body.len();
+                update_cost = measured(w.b.last_instructions())?;
+            } else if r.status_code != 200 {
+                return Err(Fail::Failed(format!(
+                    "{what}: {} {}",
+                    r.status_code,
+                    String::from_utf8_lossy(&r.body)
+                )));
+            }
+        }
+        let value = match update_cost {
+            Some(u) => format!("{} + {} (query, then update)", show(query_cost), n(u)),
+            None => format!("{} (query)", show(query_cost)),
+        };
+        row(
+            rows,
+            &format!("MCP over HTTP: {what} ({} reply bytes)", n(bytes as u64)),
+            value,
+            "",
+        );
+    }
+    Ok(())
+}
+
 fn flows(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
     let mut w = World::deploy(b, LedgerKind::Test)?;
     // Nine more ledgers: ICRC-1 + ICRC-2 on ten canisters.
@@ -499,8 +601,14 @@ fn upgrades(b: Box<dyn Backend>, rows: &mut Vec<Row>) -> Check {
 fn run(name: &str, make: &dyn Fn() -> Result<Box<dyn Backend>, BackendError>) -> Check<Vec<Row>> {
     println!("== {name}");
     let mut rows = vec![];
+    if std::env::var(ONLY_ENV).as_deref() == Ok("mcp") {
+        println!("  (MCP over HTTP only: {ONLY_ENV}=mcp)");
+        mcp_http_costs(make()?, &mut rows)?;
+        return Ok(rows);
+    }
     flows(make()?, &mut rows)?;
     bus_costs(make()?, &mut rows)?;
+    mcp_http_costs(make()?, &mut rows)?;
     if std::env::var_os(FLOWS_ONLY_ENV).is_some() {
         println!("  (upgrades not run: {FLOWS_ONLY_ENV} is set)");
     } else {

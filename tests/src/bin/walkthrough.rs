@@ -12,6 +12,11 @@
 //! `cargo run -q -p tool-host-tests --bin walkthrough -- --save-image tests/fixtures/released/v0.1.0`
 //! (with `TOOL_HOST_WASM_DIR=$PWD/out` after `scripts/build.sh`); a later release never
 //! rewrites it, it adds its own.
+//!
+//! `-- --mcp <port>` then serves the tool host as a remote MCP server: the owner issues an agent
+//! token, and the local HTTP gateway (`tool_host_tests::gateway`) listens on
+//! `http://127.0.0.1:<port>/mcp` (0: any free port) until interrupted; the URL and the token are
+//! printed, ready for an MCP client (`docs/mcp.md`).
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -243,11 +248,35 @@ fn save_image(mut w: World, intent_id: u64, dir: &Path) -> Check {
     Ok(())
 }
 
-const USAGE: &str = "usage: walkthrough [--ledger test|cycles] [--save-image <dir>]";
+const USAGE: &str = "usage: walkthrough [--ledger test|cycles] [--save-image <dir>] [--mcp <port>]";
+
+/// The owner issues a token; the gateway serves MCP on `port` until the process is stopped.
+fn serve_mcp(mut w: World, port: u16) -> Check {
+    step(10, "Serve MCP over HTTP through the local HTTP gateway");
+    let owner = w.p.owner;
+    let token = w
+        .host
+        .issue_agent_token(w.b.as_mut(), owner, "walkthrough", None)?
+        .ok_or_fail("issue_agent_token")?;
+    let server = tiny_http::Server::http(("127.0.0.1", port))
+        .map_err(|x| Fail::Failed(format!("listening on 127.0.0.1:{port}: {x}")))?;
+    let addr = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| Fail::Failed("the gateway has no TCP address".into()))?;
+    println!("MCP server  http://{addr}/mcp");
+    println!("header      Authorization: Bearer {}", token.secret);
+    println!("(the owner's agent token {}; stop with Ctrl-C)", token.id);
+    let gw = tool_host_tests::gateway::Gateway::new(w.host.0);
+    gw.serve_until(w.b.as_mut(), &server, || false)
+        .map_err(|x| Fail::Failed(format!("gateway: {x}")))?;
+    Ok(())
+}
 
 fn main() -> ExitCode {
     let mut kind = LedgerKind::Test;
     let mut save: Option<PathBuf> = None;
+    let mut mcp: Option<u16> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next()) {
@@ -259,6 +288,13 @@ fn main() -> ExitCode {
                 }
             },
             ("--save-image", Some(dir)) => save = Some(PathBuf::from(dir)),
+            ("--mcp", Some(port)) => match port.parse() {
+                Ok(p) => mcp = Some(p),
+                Err(_) => {
+                    eprintln!("--mcp takes a TCP port (0: any free one), not `{port}`\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             ("--help" | "-h", None) => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -276,9 +312,14 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    let done = walk(kind).and_then(|(w, id)| match &save {
-        Some(dir) => save_image(w, id, dir),
-        None => Ok(()),
+    if save.is_some() && mcp.is_some() {
+        eprintln!("--save-image and --mcp do not go together\n{USAGE}");
+        return ExitCode::from(2);
+    }
+    let done = walk(kind).and_then(|(w, id)| match (&save, mcp) {
+        (Some(dir), _) => save_image(w, id, dir),
+        (None, Some(port)) => serve_mcp(w, port),
+        (None, None) => Ok(()),
     });
     match done {
         Ok(()) => ExitCode::SUCCESS,
