@@ -621,8 +621,13 @@ fn main() -> ExitCode {
     let mut failed = false;
     let mut tables = vec![];
     let local = || -> Result<Box<dyn Backend>, BackendError> { Ok(Box::new(LocalBackend::new())) };
-    match run("local IC host (wasmi fuel)", &local) {
-        Ok(rows) => tables.push(("local IC host (wasmi fuel)", rows)),
+    // The count the local host keeps (LOCAL_IC_COST_MODEL), named in the table's title.
+    let local_name = match local_ic::CostModel::from_env() {
+        local_ic::CostModel::Ic => "local IC host (IC cost model)",
+        local_ic::CostModel::WasmiFuel => "local IC host (wasmi fuel)",
+    };
+    match run(local_name, &local) {
+        Ok(rows) => tables.push((local_name, rows)),
         Err(e) => {
             eprintln!("local: {e}");
             failed = true;
