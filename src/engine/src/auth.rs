@@ -40,6 +40,26 @@ pub fn admin<R: Runtime>(rt: &R, caller: &Principal) -> ApiResult<()> {
 }
 
 /// The owner a call acts for: the caller itself, or an owner that authorized the caller as its agent.
+/// `caller` is `owner`'s agent at this moment: authorized and not revoked, and for an agent
+/// token also not expired (the state keeps no clock, so expiry is read here).
+fn acts_now<R: Runtime>(rt: &R, caller: &Principal, owner: &Principal) -> bool {
+    let now = rt.now();
+    rt.with_state(|s| s.is_agent_of(owner, caller) && crate::tokens::unexpired(s, caller, now))
+}
+
+/// Checked again after an await: an agent revoked, or a token revoked or expired, while a call
+/// was away stores nothing and makes no further call.
+pub fn still_acting<R: Runtime>(rt: &R, caller: &Principal, owner: &Principal) -> ApiResult<()> {
+    if caller == owner || acts_now(rt, caller, owner) {
+        Ok(())
+    } else {
+        Err(err(
+            ErrorCode::NotAuthorized,
+            format!("{caller} stopped acting for {owner} (revoked or expired) while a call was made; nothing was stored or called"),
+        ))
+    }
+}
+
 pub fn acting_owner<R: Runtime>(
     rt: &R,
     caller: &Principal,
@@ -47,7 +67,7 @@ pub fn acting_owner<R: Runtime>(
 ) -> ApiResult<Principal> {
     user(caller)?;
     let owner = owner.unwrap_or(*caller);
-    if owner == *caller || rt.with_state(|s| s.is_agent_of(&owner, caller)) {
+    if owner == *caller || acts_now(rt, caller, &owner) {
         Ok(owner)
     } else {
         Err(err(

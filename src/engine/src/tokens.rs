@@ -118,6 +118,14 @@ pub fn token_principal(owner: &Principal, id: u64) -> Principal {
 }
 
 /// The token id a principal of [`token_principal`]'s shape names (not yet checked).
+/// An agent token's principal is not past its token's expiry; any other principal is.
+pub fn unexpired<M: Memory>(s: &State<M>, p: &Principal, now: u64) -> bool {
+    match token_id_of(p) {
+        Some(id) => s.agent_tokens.get(&id).is_some_and(|t| t.live(now)),
+        None => true,
+    }
+}
+
 pub fn token_id_of(p: &Principal) -> Option<u64> {
     let b = p.as_slice();
     if b.len() != 29 || b[28] != 0x7f {

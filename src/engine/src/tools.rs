@@ -147,7 +147,7 @@ async fn dispatch<R: Runtime>(
     match tool.plan().kind {
         ToolKind::Read => {
             *reached = Reached::Read;
-            read_tool(rt, owner, &tool, &args.input).await
+            read_tool(rt, caller, owner, &tool, &args.input).await
         }
         ToolKind::Prepare => {
             *reached = Reached::Prepare;
@@ -351,6 +351,7 @@ fn read_with(
 
 async fn read_tool<R: Runtime>(
     rt: &R,
+    caller: Principal,
     owner: Principal,
     tool: &catalog::ToolRef,
     input: &str,
@@ -366,6 +367,7 @@ async fn read_tool<R: Runtime>(
         Ok::<_, ApiError>((c, s.config.get().catalog_revision))
     })?;
     let names = name_sets(rt, plan, &input, &canisters).await;
+    crate::auth::still_acting(rt, &caller, &owner)?;
     let counted = names.is_some();
     let now = rt.now();
     rt.with_state(|s| {
@@ -446,6 +448,8 @@ async fn prepare<R: Runtime>(
     rt.mark("read_input: canisters");
     // Names are read once, here, and kept with the intent for its re-stamps.
     let names = name_sets(rt, plan, &input, &canisters).await;
+    // No await from here to the intent's record: checked once, it holds when it is stored.
+    crate::auth::still_acting(rt, &caller, &owner)?;
     let (mut out, mut canister) = read_with(plan, &input, &canisters, owner, now, names.as_ref())?;
     rt.mark("prepare: input read");
     rt.with_state(|s| target_access(s, &plan.name, canister.id, owner))?;

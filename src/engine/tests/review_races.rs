@@ -61,15 +61,24 @@ type Prepare<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ApiResult<
 
 /// The owner's prepare of a transfer to "bob", stopped just after its name set was read.
 fn prepare_paused(w: &Rc<World>) -> Prepare<'_> {
+    prepare_paused_as(w, owner(), None)
+}
+
+/// [`prepare_paused`] made by `caller` for `for_owner`.
+fn prepare_paused_as(
+    w: &Rc<World>,
+    caller: candid::Principal,
+    for_owner: Option<candid::Principal>,
+) -> Prepare<'_> {
     w.yield_after.borrow_mut().insert("list_contacts".into());
     let mut f: Prepare<'_> = Box::pin(tool_host_engine::tools::call_tool(
         &**w,
-        owner(),
+        caller,
         CallToolArgs {
             name: "prepare_icrc1_transfer".into(),
             input: json!({ "canister_id": ledger_id().to_text(), "to": "bob", "amount": "1" })
                 .to_string(),
-            owner: None,
+            owner: for_owner,
             turn: None,
         },
     ));
@@ -208,4 +217,87 @@ fn a_canister_given_to_another_owner_during_a_prepares_await_refuses_it() {
     .unwrap();
     assert_eq!(finish(f).unwrap_err().code, "NOT_AUTHORIZED");
     assert!(w.state.borrow().intents.is_empty());
+}
+
+/// An agent revoked while its prepare awaits the name set: nothing is stored.
+#[test]
+fn an_agent_revoked_during_a_prepares_await_stores_nothing() {
+    let w = contacts_world();
+    tool_host_engine::owners::authorize_agent(&*w, owner(), agent()).unwrap();
+    let f = prepare_paused_as(&w, agent(), Some(owner()));
+    tool_host_engine::owners::revoke_agent(&*w, owner(), agent()).unwrap();
+    let r = finish(f);
+    assert_eq!(
+        r.map_err(|e| e.code).err().as_deref(),
+        Some("NOT_AUTHORIZED")
+    );
+    assert_eq!(w.state.borrow().intents.len(), 0);
+}
+
+/// An agent token revoked, or expired, while its prepare awaits the name set: nothing is stored.
+#[test]
+fn an_agent_token_revoked_or_expired_during_a_prepares_await_stores_nothing() {
+    use tool_host_engine::tokens;
+    for expire in [false, true] {
+        let w = contacts_world();
+        let expires_at = expire.then(|| w.now.get() + 1_000_000_000);
+        let t = futures::executor::block_on(tokens::issue(
+            &*w,
+            owner(),
+            IssueAgentTokenArgs {
+                label: "paused".into(),
+                expires_at,
+            },
+        ))
+        .unwrap();
+        let p = tokens::token_principal(&owner(), t.id);
+        let f = prepare_paused_as(&w, p, Some(owner()));
+        if expire {
+            w.advance(2_000_000_000);
+        } else {
+            tokens::revoke(&*w, owner(), t.id).unwrap();
+        }
+        let r = finish(f);
+        assert_eq!(
+            r.map_err(|e| e.code).err().as_deref(),
+            Some("NOT_AUTHORIZED"),
+            "expired: {expire}"
+        );
+        assert_eq!(w.state.borrow().intents.len(), 0, "expired: {expire}");
+    }
+}
+
+/// A token already expired is refused before anything is read, whatever the HTTP door saw.
+#[test]
+fn an_expired_agent_token_does_not_act() {
+    use tool_host_engine::tokens;
+    let w = contacts_world();
+    let t = futures::executor::block_on(tokens::issue(
+        &*w,
+        owner(),
+        IssueAgentTokenArgs {
+            label: "short".into(),
+            expires_at: Some(w.now.get() + 1_000_000_000),
+        },
+    ))
+    .unwrap();
+    w.advance(2_000_000_000);
+    let p = tokens::token_principal(&owner(), t.id);
+    let r = w.state.borrow().intents.len();
+    let got = futures::executor::block_on(tool_host_engine::tools::call_tool(
+        &*w,
+        p,
+        CallToolArgs {
+            name: "prepare_icrc1_transfer".into(),
+            input: json!({ "canister_id": ledger_id().to_text(), "to": "bob", "amount": "1" })
+                .to_string(),
+            owner: Some(owner()),
+            turn: None,
+        },
+    ));
+    assert_eq!(
+        got.map_err(|e| e.code).err().as_deref(),
+        Some("NOT_AUTHORIZED")
+    );
+    assert_eq!(w.state.borrow().intents.len(), r);
 }
