@@ -406,6 +406,8 @@ fn tools_list_pages_with_an_opaque_cursor() {
     assert!(one.get("nextCursor").is_none());
     assert_eq!(list_after(None).unwrap(), None);
     assert_eq!(list_after(Some(&json!({}))).unwrap(), None);
+    // A null cursor is the first page, as an absent one.
+    assert_eq!(list_after(Some(&json!({ "cursor": null }))).unwrap(), None);
     for bad in [
         json!(5),
         json!(""),

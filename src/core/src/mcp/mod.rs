@@ -82,7 +82,11 @@ pub fn initialize(params: Option<&Value>, info: &ServerInfo) -> Result<Value, Rp
 
 /// `tools/list`'s params: the cursor read back to the name of the last tool given before.
 pub fn list_after(params: Option<&Value>) -> Result<Option<String>, RpcError> {
-    let Some(c) = params.and_then(|p| p.get("cursor")) else {
+    // `"cursor": null` is no cursor, as an absent one (clients that serialize an unset field).
+    let Some(c) = params
+        .and_then(|p| p.get("cursor"))
+        .filter(|c| !c.is_null())
+    else {
         return Ok(None);
     };
     let bad = || RpcError::invalid_params("params.cursor is not a cursor this server gave");
