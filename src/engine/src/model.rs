@@ -8,10 +8,7 @@
 
 use crate::types::Limits;
 use candid::Principal;
-use ic_stable_structures::storable::Bound;
-use ic_stable_structures::Storable;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use std::borrow::Cow;
 use std::fmt;
 
 /// Why a stored record could not be read: which record, and what was wrong with its bytes.
@@ -122,38 +119,45 @@ pub fn decode_or_trap<T: Versioned>(bytes: &[u8]) -> T {
 /// `Storable` over [`Versioned`]: writes the current version, reads every known one.
 macro_rules! storable {
     ($t:ty) => {
-        impl Storable for $t {
-            fn to_bytes(&self) -> Cow<'_, [u8]> {
-                Cow::Owned(Versioned::encode(self))
+        impl ::ic_stable_structures::Storable for $t {
+            fn to_bytes(&self) -> ::std::borrow::Cow<'_, [u8]> {
+                ::std::borrow::Cow::Owned($crate::model::Versioned::encode(self))
             }
             fn into_bytes(self) -> Vec<u8> {
-                Versioned::encode(&self)
+                $crate::model::Versioned::encode(&self)
             }
-            fn from_bytes(bytes: Cow<[u8]>) -> Self {
-                decode_or_trap(&bytes)
+            fn from_bytes(bytes: ::std::borrow::Cow<[u8]>) -> Self {
+                $crate::model::decode_or_trap(&bytes)
             }
-            const BOUND: Bound = Bound::Unbounded;
+            const BOUND: ::ic_stable_structures::storable::Bound =
+                ::ic_stable_structures::storable::Bound::Unbounded;
         }
     };
 }
+pub(crate) use storable;
 
-/// A record type with one layout so far: version 1, its body the struct itself.
+/// A record type with one layout so far: version 1, its body the struct itself. Every record
+/// type of the engine with one layout uses it, wherever it is defined.
 macro_rules! single_version {
     ($t:ty, $what:expr) => {
-        impl Versioned for $t {
+        impl $crate::model::Versioned for $t {
             const WHAT: &'static str = $what;
             const CURRENT: u8 = 1;
             const READS: &'static [u8] = &[1];
-            fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
-                read_body($what, version, body)
+            fn decode_version(
+                version: u8,
+                body: &[u8],
+            ) -> Result<Self, $crate::model::DecodeError> {
+                $crate::model::read_record_body($what, version, body)
             }
             fn encode_body(&self) -> Vec<u8> {
-                body_of(self)
+                $crate::model::record_body(self)
             }
         }
-        storable!($t);
+        $crate::model::storable!($t);
     };
 }
+pub(crate) use single_version;
 
 /// An old layout, kept to read what earlier versions wrote and (in tests) to write it: its
 /// version byte is its own, and it is never a record type of a stable structure.
@@ -885,12 +889,13 @@ impl TaskKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ic_stable_structures::Storable;
+    use std::borrow::Cow;
 
     /// The due index stores the kind as its byte: the bytes of a key never change, so an
     /// upgrade finds every task a previous version scheduled.
     #[test]
     fn task_kinds_keep_their_stored_bytes() {
-        use ic_stable_structures::Storable;
         // A new kind fails to compile here until it is in ALL.
         let listed = |k: TaskKind| match k {
             TaskKind::Expire

@@ -17,16 +17,13 @@
 
 use crate::auth;
 use crate::errors::*;
-use crate::model::{DecodeError, Versioned};
 use crate::runtime::Runtime;
 use crate::state::State;
 use crate::types::*;
 use candid::Principal;
-use ic_stable_structures::storable::Bound;
-use ic_stable_structures::{Memory, Storable};
+use ic_stable_structures::Memory;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::borrow::Cow;
 use subtle::ConstantTimeEq;
 
 pub const MAX_LIVE_PER_OWNER: usize = 8;
@@ -75,30 +72,7 @@ impl AgentToken {
     }
 }
 
-impl Versioned for AgentToken {
-    const WHAT: &'static str = "agent token";
-    const CURRENT: u8 = 1;
-    const READS: &'static [u8] = &[1];
-    fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
-        crate::model::read_record_body(Self::WHAT, version, body)
-    }
-    fn encode_body(&self) -> Vec<u8> {
-        crate::model::record_body(self)
-    }
-}
-
-impl Storable for AgentToken {
-    fn to_bytes(&self) -> Cow<'_, [u8]> {
-        Cow::Owned(Versioned::encode(self))
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        Versioned::encode(&self)
-    }
-    fn from_bytes(bytes: Cow<[u8]>) -> Self {
-        crate::model::decode_or_trap(&bytes)
-    }
-    const BOUND: Bound = Bound::Unbounded;
-}
+crate::model::single_version!(AgentToken, "agent token");
 
 /// The principal token `id` of `owner` acts as: 20 bytes of
 /// `sha256("\x17tool-host:agent-token" ‖ len ‖ owner ‖ id)`, the id (8 bytes, big-endian) and

@@ -1,7 +1,6 @@
 //! The bus's stored records: turns with their steps, inbox entries, and the keys of the usage
 //! counts. Versioned as every record is (`crate::model::Versioned`), with golden fixtures.
 
-use crate::model::{DecodeError, Versioned};
 use candid::Principal;
 use ic_stable_structures::storable::Bound;
 use ic_stable_structures::Storable;
@@ -84,35 +83,8 @@ impl InboxEntry {
     }
 }
 
-macro_rules! bus_record {
-    ($t:ty, $what:expr) => {
-        impl Versioned for $t {
-            const WHAT: &'static str = $what;
-            const CURRENT: u8 = 1;
-            const READS: &'static [u8] = &[1];
-            fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
-                crate::model::read_record_body($what, version, body)
-            }
-            fn encode_body(&self) -> Vec<u8> {
-                crate::model::record_body(self)
-            }
-        }
-        impl Storable for $t {
-            fn to_bytes(&self) -> Cow<'_, [u8]> {
-                Cow::Owned(Versioned::encode(self))
-            }
-            fn into_bytes(self) -> Vec<u8> {
-                Versioned::encode(&self)
-            }
-            fn from_bytes(bytes: Cow<[u8]>) -> Self {
-                crate::model::decode_or_trap(&bytes)
-            }
-            const BOUND: Bound = Bound::Unbounded;
-        }
-    };
-}
-bus_record!(Turn, "turn");
-bus_record!(InboxEntry, "inbox entry");
+crate::model::single_version!(Turn, "turn");
+crate::model::single_version!(InboxEntry, "inbox entry");
 
 /// A key of the usage counts: the owner's length byte and bytes, then the tool's name; so an
 /// owner's counts are one range, in name order. No version byte: a key's bytes are its order.
