@@ -7,7 +7,9 @@
 # scenarios running those very wasms on the local IC host against two ledgers (the test ledger
 # and DFINITY's cycles ledger, read from $CYCLES_LEDGER_WASM or ../shared/fixtures/cycles-ledger/;
 # without it those runs are reported as not run), and the ICRC-1 conformance suite against both.
-# The per-ledger counts are printed again at the end.
+# The per-ledger counts are printed again at the end. Last, the benchmark gate: the quick set of
+# `bench` on the IC cost model fails when a figure grows past the tolerance over the committed
+# docs/perf-results.json (docs/perf.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +43,9 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 TOOL_HOST_WASM_DIR="$PWD/out" cargo test --workspace 2>&1 | tee "$log" || status=$?
+
+echo "== benchmark gate (the quick set on the IC cost model against docs/perf-results.json)"
+TOOL_HOST_WASM_DIR="$PWD/out" cargo run -q -p tool-host-tests --bin bench -- --gate || status=$?
 
 echo "== runs per ledger (e2e scenarios, ICRC-1 conformance suite, ledger facts)"
 sed -n -e '/^e2e summary/,/^$/p' -e '/^conformance summary/,/^$/p' "$log"

@@ -183,6 +183,21 @@ pub trait Backend {
     /// Instructions `canister` has used in all its replicated executions so far (updates,
     /// callbacks, timers); the difference around a flow is that canister's share of it.
     fn canister_instructions(&mut self, canister: Principal) -> Result<u64>;
+    /// Wasmi fuel of the same executions as [`Backend::canister_instructions`] (the local
+    /// host's other count: beside the IC cost model, the instrumented module's fuel).
+    fn canister_fuel(&mut self, _canister: Principal) -> Result<u64> {
+        Err(BackendError::unsupported(
+            self.kind(),
+            "no wasmi fuel on this backend",
+        ))
+    }
+    /// Wasmi fuel of the last completed update, query or install.
+    fn last_fuel(&mut self) -> Result<u64> {
+        Err(BackendError::unsupported(
+            self.kind(),
+            "no wasmi fuel on this backend",
+        ))
+    }
     /// Makes the next inter-canister call to `callee.method` fail with the system reject
     /// `code` (1, 2, 3 or 6) without `callee` executing.
     fn inject_reject(&mut self, callee: Principal, method: &str, code: u32) -> Result<()>;

@@ -10,6 +10,7 @@
 //! - [`ledgers`]: the two ledgers scenarios run against (test ledger, cycles ledger);
 //! - [`world`]: the deployed starting point every scenario shares;
 //! - [`odd`]: a WAT canister whose transfer reply does not decode;
+//! - [`perf`]: the benchmark's flows, its results file and gate (`bin/bench.rs`);
 //! - [`check`]: how scenarios fail (and how "unsupported" differs from failed).
 
 pub mod backend;
@@ -19,6 +20,7 @@ pub mod gateway;
 pub mod ledgers;
 pub mod local;
 pub mod odd;
+pub mod perf;
 pub mod pocketic;
 pub mod wasm;
 pub mod world;

@@ -30,6 +30,17 @@ impl LocalBackend {
         }
     }
 
+    /// A local host that counts instructions with `model` (the benchmark's IC cost model),
+    /// whatever `LOCAL_IC_COST_MODEL` says.
+    pub fn with_cost_model(model: local_ic::CostModel) -> Self {
+        let mut ic = LocalIc::with_cost_model(model);
+        ic.set_echo_logs(std::env::var_os("LOCAL_IC_ECHO").is_some());
+        LocalBackend {
+            ic,
+            pending: PendingMessages::default(),
+        }
+    }
+
     /// The host itself, for what the trait does not cover.
     pub fn ic(&mut self) -> &mut LocalIc {
         &mut self.ic
@@ -154,6 +165,14 @@ impl Backend for LocalBackend {
 
     fn canister_instructions(&mut self, canister: Principal) -> Result<u64> {
         Ok(self.ic.instructions_total(canister))
+    }
+
+    fn canister_fuel(&mut self, canister: Principal) -> Result<u64> {
+        Ok(self.ic.fuel_total(canister))
+    }
+
+    fn last_fuel(&mut self) -> Result<u64> {
+        Ok(self.ic.last_fuel())
     }
 
     fn inject_reject(&mut self, callee: Principal, method: &str, code: u32) -> Result<()> {

@@ -1,0 +1,879 @@
+//! The flows the benchmark measures, on the local IC host with the real wasms.
+//!
+//! The quick set (the gate's) runs in about a minute; the full set adds the steady state over
+//! 1 000 transfers, upgrades holding up to 1 000 000 intents with 50 forms on 100 canisters,
+//! and the growth tables (intents, forms, canisters, blocks scanned, input bytes).
+
+use super::results::{Figure, Set};
+use crate::backend::{Backend, BackendExt, InstallMode};
+use crate::check::{ApiOk, Check, Fail};
+use crate::clients::{host_arg, HostArg};
+use crate::ledgers::LedgerKind;
+use crate::local::LocalBackend;
+use crate::wasm::{self, Canister};
+use crate::world::{account, prepared_of, World, ICRC1_FORM, ICRC2_FORM, TEST_DECIMALS, TEST_FEE};
+use candid::{Nat, Principal};
+use local_ic::CostModel;
+use std::time::Duration;
+use test_ledger::types as lt;
+use tool_host_engine::types::{BeginTurnArgs, BuiltinSettings, SelectArgs, ToolFormat};
+
+/// Goals on the IC cost model (issue 13).
+pub const GOAL_PREPARE: u64 = 1_000_000;
+pub const GOAL_PREPARE_MAX: u64 = 1_500_000;
+pub const GOAL_CONFIRM: u64 = 500_000;
+pub const GOAL_LIST_PAGE: u64 = 2_000_000;
+pub const GOAL_REFRESH_PER_TARGET: u64 = 5_000_000;
+pub const GOAL_PER_BLOCK: u64 = 30_000;
+pub const GOAL_UPGRADE: u64 = 30_000_000;
+pub const GOAL_BYTES_PER_INTENT: u64 = 1024;
+
+/// What a run measures and how it counts.
+pub struct Run {
+    pub set: Set,
+    pub model: CostModel,
+    /// The tool host built with its `bench` feature (`bench_fill`), for the fills of the full
+    /// set; `None` in the quick set.
+    pub bench_wasm: Option<Vec<u8>>,
+    /// The largest fill of the full set (1 000 000; less while iterating).
+    pub max_intents: u64,
+    pub figures: Vec<Figure>,
+}
+
+impl Run {
+    fn backend(&self) -> Box<dyn Backend> {
+        Box::new(LocalBackend::with_cost_model(self.model))
+    }
+
+    fn put(&mut self, group: &str, flow: impl Into<String>, ic: u64, goal: Option<u64>) {
+        self.put_unit(group, flow, ic, goal, None);
+    }
+
+    fn put_unit(
+        &mut self,
+        group: &str,
+        flow: impl Into<String>,
+        value: u64,
+        goal: Option<u64>,
+        unit: Option<&str>,
+    ) {
+        let flow = flow.into();
+        println!(
+            "  {group} | {flow}: {value}{}",
+            unit.map(|u| format!(" {u}")).unwrap_or_default()
+        );
+        self.figures.push(Figure {
+            set: self.set,
+            group: group.into(),
+            flow,
+            ic: value,
+            fuel: None,
+            goal,
+            unit: unit.map(Into::into),
+        });
+    }
+}
+
+/// The tool host's count so far (all its replicated executions).
+fn host_count(w: &mut World) -> Check<u64> {
+    Ok(w.b.canister_instructions(w.host.0)?)
+}
+
+/// The count of the last query, update or install.
+fn last(w: &mut World) -> Check<u64> {
+    Ok(w.b.last_instructions()?)
+}
+
+/// An owner and the agent it authorized.
+#[derive(Clone, Copy)]
+pub struct Owner {
+    pub owner: Principal,
+    pub agent: Principal,
+}
+
+fn principal(n: u8) -> Principal {
+    Principal::self_authenticating([n; 32])
+}
+
+/// `n` owners, each with an agent and a deposit account holding `tokens`: the world's two,
+/// then more.
+pub fn owners(w: &mut World, n: usize, tokens: u64) -> Check<Vec<Owner>> {
+    let mut out = vec![
+        Owner {
+            owner: w.p.owner,
+            agent: w.p.agent,
+        },
+        Owner {
+            owner: w.p.other_owner,
+            agent: w.p.other_agent,
+        },
+    ];
+    for i in 0..n.saturating_sub(2) {
+        let o = Owner {
+            owner: principal(100 + i as u8),
+            agent: principal(150 + i as u8),
+        };
+        w.host
+            .authorize_agent(w.b.as_mut(), o.owner, o.agent)?
+            .ok_or_fail("authorize_agent")?;
+        out.push(o);
+    }
+    out.truncate(n);
+    for o in &out {
+        let d = w
+            .host
+            .deposit_account(w.b.as_mut(), o.owner)?
+            .ok_or_fail("deposit_account")?;
+        let to = lt::Account {
+            owner: d.account.owner,
+            subaccount: d.account.subaccount,
+        };
+        let amount = w.tokens(tokens);
+        w.mint(&to, amount)?;
+    }
+    Ok(out)
+}
+
+/// A transfer's two costs: prepare (one execution) and the tool host's share of the confirm
+/// (the confirm, the log-length reply, the transfer's reply).
+pub struct Transfer {
+    pub prepare: u64,
+    pub confirm: u64,
+}
+
+/// `o`'s agent prepares a transfer of `amount` tokens and `o` confirms it.
+pub fn transfer(w: &mut World, o: Owner, amount: &str) -> Check<Transfer> {
+    let input = w.transfer_input(&w.amt(amount));
+    transfer_input(w, o, &input)
+}
+
+fn transfer_input(w: &mut World, o: Owner, input: &str) -> Check<Transfer> {
+    let t0 = host_count(w)?;
+    let r = w
+        .host
+        .call_tool(
+            w.b.as_mut(),
+            o.agent,
+            "prepare_icrc1_transfer",
+            input,
+            Some(o.owner),
+        )?
+        .ok_or_fail("prepare_icrc1_transfer")?;
+    if r.is_error {
+        return Err(Fail::Failed(format!("prepare: {}", r.content)));
+    }
+    let p = prepared_of(&r)?;
+    let t1 = host_count(w)?;
+    let c = w
+        .host
+        .confirm(w.b.as_mut(), o.owner, p.id, &p.digest)?
+        .ok_or_fail("confirm")?;
+    if c.outcome.as_deref() != Some("success") {
+        return Err(Fail::Failed(format!("confirm: {}", c.content)));
+    }
+    let t2 = host_count(w)?;
+    Ok(Transfer {
+        prepare: t1 - t0,
+        confirm: t2 - t1,
+    })
+}
+
+/// A distinct amount per transfer of the process (each its own intent), about one token; `_i`
+/// only names the call site's index for the reader.
+fn amount(_i: usize) -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("1.{k:06}")
+}
+
+fn median(xs: &mut [u64]) -> u64 {
+    xs.sort_unstable();
+    xs[xs.len() / 2]
+}
+
+/// `count` transfers round-robin over `owners`; the median and the maximum of each cost.
+fn transfers(
+    run: &mut Run,
+    w: &mut World,
+    owners: &[Owner],
+    count: usize,
+    group: &str,
+    label: &str,
+) -> Check {
+    let (mut prepares, mut confirms) = (vec![], vec![]);
+    for i in 0..count {
+        let t = transfer(w, owners[i % owners.len()], &amount(i))?;
+        prepares.push(t.prepare);
+        confirms.push(t.confirm);
+    }
+    let (pm, cm) = (
+        *prepares.iter().max().expect("some"),
+        *confirms.iter().max().expect("some"),
+    );
+    let n = owners.len();
+    run.put(
+        group,
+        format!("prepare a transfer, median of {count} by {n} owners{label}"),
+        median(&mut prepares),
+        Some(GOAL_PREPARE),
+    );
+    run.put(
+        group,
+        format!("prepare a transfer, maximum of {count}{label}"),
+        pm,
+        Some(GOAL_PREPARE_MAX),
+    );
+    run.put(
+        group,
+        format!("confirm and send (the tool host's share), median of {count}{label}"),
+        median(&mut confirms),
+        Some(GOAL_CONFIRM),
+    );
+    run.put(
+        group,
+        format!("confirm and send (the tool host's share), maximum of {count}{label}"),
+        cm,
+        None,
+    );
+    Ok(())
+}
+
+/// Upgrades the tool host to `wasm`; answers the install's count.
+fn upgrade(w: &mut World, wasm: &[u8]) -> Check<u64> {
+    let (host, c) = (w.host.0, w.p.controller);
+    w.b.install(
+        host,
+        wasm,
+        host_arg(HostArg::Upgrade(None)),
+        InstallMode::Upgrade,
+        c,
+    )?;
+    last(w)
+}
+
+/// An unknown outcome (the ledger rejects the transfer without executing it), `blocks` other
+/// transfers on the ledger, then the timer's reconciliation (a fresh call, a scan from the
+/// journaled log length, absent): answers the tool host's count for the tick.
+pub fn reconcile_tick(w: &mut World, blocks: u64, amount: &str) -> Check<u64> {
+    let p = w.prepare_transfer(&w.amt(amount))?;
+    w.fault("icrc1_transfer", lt::Fault::Reject("bench".into()))?;
+    let r = w.confirm_ok(p.id, &p.digest)?;
+    if r.outcome.as_deref() != Some("unknown") {
+        return Err(Fail::Failed(format!("expected unknown: {}", r.content)));
+    }
+    let to = account(w.p.recipient);
+    for _ in 0..blocks {
+        w.mint(&to, 1)?;
+    }
+    let delay = w.limits()?.reconcile_delay_seconds;
+    w.b.advance_time(Duration::from_secs(delay + 1));
+    let t0 = host_count(w)?;
+    w.b.run_until_quiet(1_000)?;
+    let t1 = host_count(w)?;
+    let settled = w.intent(p.id)?;
+    if settled.status != "settled" {
+        return Err(Fail::Failed(format!(
+            "the reconciliation did not settle the intent: {settled:?}"
+        )));
+    }
+    Ok(t1 - t0)
+}
+
+/// `count` more test ledgers, each registered with `forms`; answers them and the count of
+/// the last registration.
+pub fn more_ledgers(w: &mut World, count: u32, forms: &[&str]) -> Check<(Vec<Principal>, u64)> {
+    let c = w.p.controller;
+    let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
+    let mut out = vec![];
+    let mut cost = 0;
+    for i in 1..=count {
+        let l = w.b.create_canister(&[c])?;
+        let init = lt::InitArgs {
+            name: format!("Token {i}"),
+            symbol: format!("TK{i}"),
+            decimals: TEST_DECIMALS,
+            fee: Nat::from(TEST_FEE),
+            minting_account: account(w.p.minter),
+            initial_balances: vec![],
+        };
+        w.b.install(
+            l,
+            ledger_wasm,
+            candid::encode_args((init,)).expect("encodes"),
+            InstallMode::Install,
+            c,
+        )?;
+        let t0 = host_count(w)?;
+        w.host
+            .register_canister(w.b.as_mut(), c, l, Some(&format!("TK{i}")), forms)?
+            .ok_or_fail("register_canister")?;
+        cost = host_count(w)? - t0;
+        out.push(l);
+    }
+    Ok((out, cost))
+}
+
+/// A copy of a pack under another name: its methods renamed (`icrc1_` / `icrc2_` become
+/// `xNN_`), its refs unchanged (they name the ledger's own queries), so each copy adds tools of
+/// its own with the same shapes. Only for measuring a host holding many forms.
+pub fn renamed_pack(json: &str, k: u32) -> String {
+    let mut form: serde_json::Value = serde_json::from_str(json).expect("a pack is JSON");
+    form["name"] = format!("copy{k:02}").into();
+    let methods = form["methods"]
+        .as_object()
+        .expect("a pack has methods")
+        .clone();
+    let renamed: serde_json::Map<String, serde_json::Value> = methods
+        .into_iter()
+        .map(|(m, v)| {
+            let rest = m
+                .strip_prefix("icrc1_")
+                .or_else(|| m.strip_prefix("icrc2_"))
+                .unwrap_or(&m);
+            (format!("x{k:02}_{rest}"), v)
+        })
+        .collect();
+    form["methods"] = renamed.into();
+    form.to_string()
+}
+
+/// Registers copies `from..to` of the packs; answers their ids and the count of the last one.
+fn more_forms(w: &mut World, from: u32, to: u32) -> Check<(Vec<String>, u64)> {
+    let c = w.p.controller;
+    let mut ids = vec![];
+    let mut cost = 0;
+    for k in from..to {
+        let (base, pack) = if k % 2 == 0 {
+            ("icrc1", ICRC1_FORM)
+        } else {
+            ("icrc2", ICRC2_FORM)
+        };
+        let id = format!("{base}_copy{k:02}");
+        let t0 = host_count(w)?;
+        w.host
+            .register_form(w.b.as_mut(), c, &id, &renamed_pack(pack, k))?
+            .ok_or_fail("register_form")?;
+        cost = host_count(w)? - t0;
+        ids.push(id);
+    }
+    Ok((ids, cost))
+}
+
+fn room(w: &mut World, forms: u32, canisters: u32) -> Check {
+    let mut limits = w.limits()?;
+    limits.max_forms = limits.max_forms.max(forms);
+    limits.max_canisters = limits.max_canisters.max(canisters);
+    limits.max_intents = 10_000_000;
+    w.set_limits(limits)?;
+    Ok(())
+}
+
+/// The whole tool list (MCP, no argument) as a query: its count and size.
+fn list_whole(w: &mut World) -> Check<(u64, usize)> {
+    let text = w.host.list_tools(w.b.as_mut(), Principal::anonymous())?;
+    Ok((last(w)?, text.len()))
+}
+
+/// The bus on the world as it is: a selection, a turn begun and a step in it.
+fn bus(run: &mut Run, w: &mut World, group: &str, label: &str) -> Check {
+    let (c, owner, host) = (w.p.controller, w.p.owner, w.host.0);
+    w.host
+        .set_builtins(
+            w.b.as_mut(),
+            c,
+            BuiltinSettings {
+                enabled: vec!["current_time".into(), "escalate".into(), "calculate".into()],
+                pinned: vec![],
+                unpinned: None,
+                default_time_zone: None,
+            },
+        )?
+        .ok_or_fail("set_builtins")?;
+    let args = SelectArgs {
+        query: "send 1.5 tokens to an account on the ledger".into(),
+        limit: None,
+        owner: None,
+    };
+    // Twice: the first builds what the bus keeps.
+    for _ in 0..2 {
+        w.host
+            .select_tools(w.b.as_mut(), owner, args.clone())?
+            .ok_or_fail("select_tools")?;
+    }
+    let select = last(w)?;
+    run.put(
+        group,
+        format!("select 6 tools for a request{label}"),
+        select,
+        None,
+    );
+    let t0 = host_count(w)?;
+    let turn = w
+        .host
+        .begin_turn(
+            w.b.as_mut(),
+            owner,
+            BeginTurnArgs {
+                query: "what is the current time".into(),
+                limit: None,
+                format: Some(ToolFormat::Anthropic),
+                owner: None,
+            },
+        )?
+        .ok_or_fail("begin_turn")?;
+    let begin = host_count(w)? - t0;
+    run.put(
+        group,
+        format!("begin a turn: select 6, render for Anthropic, record it{label}"),
+        begin,
+        None,
+    );
+    let input = r#"{"timezone":"Europe/Zurich"}"#;
+    let mut step = 0;
+    for _ in 0..2 {
+        let t0 = host_count(w)?;
+        let r = w
+            .host
+            .call_tool_in_turn(
+                w.b.as_mut(),
+                owner,
+                turn.turn_id,
+                "current_time",
+                input,
+                None,
+            )?
+            .ok_or_fail("current_time in a turn")?;
+        if r.is_error {
+            return Err(Fail::Failed(format!("current_time: {}", r.content)));
+        }
+        step = host_count(w)? - t0;
+    }
+    run.put(
+        group,
+        format!("a turn's step (current_time, recorded){label}"),
+        step,
+        None,
+    );
+    let _ = host;
+    Ok(())
+}
+
+/// MCP over HTTP: each request as the IC's HTTP gateway sends it (the query, then the update
+/// it answers `upgrade` for), the second of two identical requests.
+fn mcp_http(run: &mut Run, w: &mut World, group: &str) -> Check {
+    use crate::gateway::{HttpRequest, HttpResponse};
+    let (owner, host) = (w.p.owner, w.host.0);
+    let token = w
+        .host
+        .issue_agent_token(w.b.as_mut(), owner, "bench", None)?
+        .ok_or_fail("issue_agent_token")?;
+    let transfer: serde_json::Value = serde_json::from_str(&w.transfer_input(&w.amt("1")))
+        .map_err(|x| Fail::Failed(x.to_string()))?;
+    let requests = [
+        (
+            "tools/list, the first page",
+            "tools/list",
+            serde_json::json!({}),
+        ),
+        (
+            "tools/call prepare_icrc1_transfer",
+            "tools/call",
+            serde_json::json!({ "name": "prepare_icrc1_transfer", "arguments": transfer }),
+        ),
+    ];
+    for (what, method, params) in requests {
+        let body =
+            serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let request = HttpRequest {
+            method: "POST".into(),
+            url: "/mcp".into(),
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                (
+                    "accept".into(),
+                    "application/json, text/event-stream".into(),
+                ),
+                ("authorization".into(), format!("Bearer {}", token.secret)),
+                ("mcp-protocol-version".into(), "2025-11-25".into()),
+            ],
+            body: body.to_string().into_bytes(),
+            certificate_version: Some(2),
+        };
+        let (mut q, mut u) = (0, 0);
+        for _ in 0..2 {
+            let (r,): (HttpResponse,) = w.b.query_typed(
+                host,
+                Principal::anonymous(),
+                "http_request",
+                (request.clone(),),
+            )?;
+            q = last(w)?;
+            if r.upgrade != Some(true) {
+                return Err(Fail::Failed(format!("{what}: the query did not upgrade")));
+            }
+            let (r,): (HttpResponse,) = w.b.update_typed(
+                host,
+                Principal::anonymous(),
+                "http_request_update",
+                (request.clone(),),
+            )?;
+            if r.status_code != 200 {
+                return Err(Fail::Failed(format!(
+                    "{what}: {} {}",
+                    r.status_code,
+                    String::from_utf8_lossy(&r.body)
+                )));
+            }
+            u = last(w)?;
+        }
+        run.put(group, format!("MCP over HTTP {what}: the query"), q, None);
+        run.put(group, format!("MCP over HTTP {what}: the update"), u, None);
+    }
+    Ok(())
+}
+
+/// The gate's set: one ledger with the ICRC packs, three owners.
+pub fn quick(run: &mut Run) -> Check {
+    let real = wasm::wasm(Canister::ToolHost)
+        .map_err(Fail::Failed)?
+        .to_vec();
+    let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    let os = owners(&mut w, 3, 100)?;
+    for (i, o) in os.iter().enumerate() {
+        transfer(&mut w, *o, &amount(900 + i))?;
+    }
+    let g = "transfers";
+    transfers(run, &mut w, &os, 24, g, "")?;
+    let (list, bytes) = list_whole(&mut w)?;
+    run.put(
+        g,
+        format!("list tools, MCP, the ICRC packs on 1 ledger ({bytes} bytes)"),
+        list,
+        Some(GOAL_LIST_PAGE),
+    );
+    let base = reconcile_tick(&mut w, 0, &amount(0))?;
+    let scanned = reconcile_tick(&mut w, 50, &amount(0))?;
+    run.put(g, "a reconcile tick (nothing else in the log)", base, None);
+    run.put_unit(
+        g,
+        "reconciliation per block scanned (a tick past 50 other blocks)",
+        scanned.saturating_sub(base) / 50,
+        Some(GOAL_PER_BLOCK),
+        Some("instructions per block"),
+    );
+    let (c, ledger) = (w.p.controller, w.ledger.0);
+    let t0 = host_count(&mut w)?;
+    w.host
+        .refresh_refs(w.b.as_mut(), c, Some(ledger))?
+        .ok_or_fail("refresh_refs")?;
+    let refresh = host_count(&mut w)? - t0;
+    run.put(
+        g,
+        "refs refresh of one target (nothing changed)",
+        refresh,
+        Some(GOAL_REFRESH_PER_TARGET),
+    );
+    let up = upgrade(&mut w, &real)?;
+    run.put(
+        g,
+        "upgrade (2 forms, 1 ledger, ~30 intents)",
+        up,
+        Some(GOAL_UPGRADE),
+    );
+    transfers(run, &mut w, &os, 9, g, ", after an upgrade")?;
+    let (_, form) = more_forms(&mut w, 0, 1)?;
+    run.put(g, "register a third form", form, None);
+    let (_, canister) = more_ledgers(&mut w, 1, &["icrc1", "icrc2"])?;
+    run.put(
+        g,
+        "register a second ledger (its refs read)",
+        canister,
+        None,
+    );
+    bus(run, &mut w, "bus and MCP", "")?;
+    mcp_http(run, &mut w, "bus and MCP")?;
+    Ok(())
+}
+
+/// The full benchmark: steady state, upgrades and scale, and the growth tables.
+pub fn full(run: &mut Run) -> Check {
+    steady(run)?;
+    growth_blocks(run)?;
+    growth_input(run)?;
+    growth_forms(run)?;
+    growth_canisters(run)?;
+    scale(run)?;
+    Ok(())
+}
+
+/// 1 000 transfers by five owners, an upgrade, 200 more.
+fn steady(run: &mut Run) -> Check {
+    let real = wasm::wasm(Canister::ToolHost)
+        .map_err(Fail::Failed)?
+        .to_vec();
+    let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    let os = owners(&mut w, 5, 1_000)?;
+    let g = "steady state";
+    transfers(run, &mut w, &os, 1_000, g, "")?;
+    let up = upgrade(&mut w, &real)?;
+    run.put(g, "upgrade holding 1 000 intents", up, Some(GOAL_UPGRADE));
+    transfers(run, &mut w, &os, 200, g, ", after an upgrade")?;
+    Ok(())
+}
+
+fn growth_blocks(run: &mut Run) -> Check {
+    let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    let g = "growth: blocks scanned";
+    let base = reconcile_tick(&mut w, 0, &amount(0))?;
+    for (i, blocks) in [10u64, 100, 1_000].into_iter().enumerate() {
+        let tick = reconcile_tick(&mut w, blocks, &amount(i))?;
+        run.put(
+            g,
+            format!("a reconcile tick past {blocks} other blocks"),
+            tick,
+            None,
+        );
+        run.put_unit(
+            g,
+            format!("per block scanned, {blocks} blocks"),
+            tick.saturating_sub(base) / blocks,
+            Some(GOAL_PER_BLOCK),
+            Some("instructions per block"),
+        );
+    }
+    Ok(())
+}
+
+fn growth_input(run: &mut Run) -> Check {
+    let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    let os = owners(&mut w, 1, 100)?;
+    transfer(&mut w, os[0], "1")?;
+    let g = "growth: input bytes";
+    for (i, size) in [128usize, 8 << 10, 60 << 10].into_iter().enumerate() {
+        // The same transfer, padded with spaces (whitespace a model may send) to `size` bytes.
+        let input = w.transfer_input(&w.amt(&amount(i)));
+        let padded = format!("{}{}", " ".repeat(size.saturating_sub(input.len())), input);
+        let t = transfer_input(&mut w, os[0], &padded)?;
+        run.put(
+            g,
+            format!("prepare a transfer, input of {} bytes", padded.len()),
+            t.prepare,
+            Some(GOAL_PREPARE),
+        );
+    }
+    Ok(())
+}
+
+/// A host with `forms` forms (the packs and renamed copies) on 10 ledgers.
+fn growth_forms(run: &mut Run) -> Check {
+    let real = wasm::wasm(Canister::ToolHost)
+        .map_err(Fail::Failed)?
+        .to_vec();
+    let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    room(&mut w, 64, 64)?;
+    let (ledgers, _) = more_ledgers(&mut w, 9, &["icrc1", "icrc2"])?;
+    let g = "growth: forms (on 10 ledgers)";
+    let mut held = 2u32;
+    let c = w.p.controller;
+    for target in [2u32, 10, 50] {
+        let (ids, cost) = if target > held {
+            more_forms(&mut w, held - 2, target - 2)?
+        } else {
+            (vec![], 0)
+        };
+        held = target;
+        if !ids.is_empty() {
+            run.put(g, format!("register the {target}th form"), cost, None);
+            let all: Vec<String> =
+                std::iter::once("icrc1".to_string())
+                    .chain(std::iter::once("icrc2".to_string()))
+                    .chain((0..target - 2).map(|k| {
+                        format!("{}_copy{k:02}", if k % 2 == 0 { "icrc1" } else { "icrc2" })
+                    }))
+                    .collect();
+            let forms: Vec<&str> = all.iter().map(String::as_str).collect();
+            for l in std::iter::once(w.ledger.0).chain(ledgers.iter().copied()) {
+                w.host
+                    .register_canister(w.b.as_mut(), c, l, None, &forms)?
+                    .ok_or_fail("register_canister (more forms)")?;
+            }
+        }
+        let (list, bytes) = list_whole(&mut w)?;
+        run.put(
+            g,
+            format!("list tools, MCP, {target} forms ({bytes} bytes)"),
+            list,
+            Some(GOAL_LIST_PAGE),
+        );
+        let up = upgrade(&mut w, &real)?;
+        run.put(
+            g,
+            format!("upgrade holding {target} forms"),
+            up,
+            Some(GOAL_UPGRADE),
+        );
+        let os = [Owner {
+            owner: w.p.owner,
+            agent: w.p.agent,
+        }];
+        let first = transfer(&mut w, os[0], &amount(target as usize))?;
+        run.put(
+            g,
+            format!("the first prepare after that upgrade, {target} forms"),
+            first.prepare,
+            Some(GOAL_PREPARE_MAX),
+        );
+    }
+    for (name, format) in [
+        ("openai", ToolFormat::OpenAi),
+        ("openai_responses", ToolFormat::OpenAiResponses),
+        ("anthropic", ToolFormat::Anthropic),
+        ("markdown", ToolFormat::Markdown),
+        ("jsonschema", ToolFormat::JsonSchema),
+    ] {
+        let owner = w.p.owner;
+        let text = w.host.list_tools_in(w.b.as_mut(), owner, Some(format))?;
+        let cost = last(&mut w)?;
+        run.put(
+            g,
+            format!("list tools as {name}, 50 forms ({} bytes)", text.len()),
+            cost,
+            Some(GOAL_LIST_PAGE),
+        );
+    }
+    bus(run, &mut w, g, ", 50 forms")?;
+    Ok(())
+}
+
+/// A host with `n` ledgers, each with the ICRC packs.
+fn growth_canisters(run: &mut Run) -> Check {
+    let real = wasm::wasm(Canister::ToolHost)
+        .map_err(Fail::Failed)?
+        .to_vec();
+    let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    room(&mut w, 64, 128)?;
+    let g = "growth: canisters (ICRC packs)";
+    let c = w.p.controller;
+    let mut held = 1u32;
+    for target in [1u32, 10, 100] {
+        if target > held {
+            let (_, cost) = more_ledgers(&mut w, target - held, &["icrc1", "icrc2"])?;
+            run.put(g, format!("register the {target}th ledger"), cost, None);
+            held = target;
+        }
+        let t0 = host_count(&mut w)?;
+        w.host
+            .refresh_refs(w.b.as_mut(), c, None)?
+            .ok_or_fail("refresh_refs")?;
+        let refresh = host_count(&mut w)? - t0;
+        run.put(
+            g,
+            format!("refs refresh per target, {target} ledgers (nothing changed)"),
+            refresh / u64::from(target),
+            Some(GOAL_REFRESH_PER_TARGET),
+        );
+        let (list, bytes) = list_whole(&mut w)?;
+        run.put(
+            g,
+            format!("list tools, MCP, {target} ledgers ({bytes} bytes)"),
+            list,
+            Some(GOAL_LIST_PAGE),
+        );
+        let up = upgrade(&mut w, &real)?;
+        run.put(
+            g,
+            format!("upgrade holding {target} ledgers"),
+            up,
+            Some(GOAL_UPGRADE),
+        );
+    }
+    Ok(())
+}
+
+/// 50 forms on 100 ledgers, then intents filled through the engine's insert path (the `bench`
+/// build's `bench_fill`) up to `run.max_intents`, measured at each step.
+fn scale(run: &mut Run) -> Check {
+    let bench = run
+        .bench_wasm
+        .clone()
+        .ok_or_else(|| Fail::Failed("the full set needs the bench wasm".into()))?;
+    let real = wasm::wasm(Canister::ToolHost)
+        .map_err(Fail::Failed)?
+        .to_vec();
+    let mut w = World::deploy_with(run.backend(), LedgerKind::Test, &bench)?;
+    room(&mut w, 64, 128)?;
+    let (ids, _) = more_forms(&mut w, 0, 48)?;
+    let mut all = vec!["icrc1".to_string(), "icrc2".to_string()];
+    all.extend(ids);
+    let forms: Vec<&str> = all.iter().map(String::as_str).collect();
+    let c = w.p.controller;
+    w.host
+        .register_canister(w.b.as_mut(), c, w.ledger.0, None, &forms)?
+        .ok_or_fail("register_canister (50 forms)")?;
+    more_ledgers(&mut w, 99, &forms)?;
+    let os = owners(&mut w, 5, 1_000)?;
+    let template = transfer_template(&mut w)?;
+    let g = "scale: 50 forms on 100 ledgers";
+    let host = w.host.0;
+    let mut filled = 0u64;
+    let mut stages: Vec<u64> = [0u64, 10_000, 100_000, 1_000_000]
+        .into_iter()
+        .filter(|s| *s <= run.max_intents)
+        .collect();
+    if !stages.contains(&run.max_intents) {
+        stages.push(run.max_intents);
+    }
+    let mut bytes_before = None;
+    for (k, target) in stages.into_iter().enumerate() {
+        while filled < target {
+            let batch = (target - filled).min(20_000);
+            let _: (u64,) = w.b.update_typed(host, c, "bench_fill", (template, batch))?;
+            filled += batch;
+        }
+        let stats = w.stats()?;
+        if target == 0 {
+            bytes_before = Some(stats.stable_bytes);
+        } else if let Some(b0) = bytes_before {
+            run.put_unit(
+                g,
+                format!("stable memory per intent, {target} intents"),
+                (stats.stable_bytes - b0) / target,
+                Some(GOAL_BYTES_PER_INTENT),
+                Some("bytes"),
+            );
+        }
+        let up = upgrade(&mut w, &real)?;
+        run.put(
+            g,
+            format!("upgrade holding {target} intents"),
+            up,
+            Some(GOAL_UPGRADE),
+        );
+        let label = format!(", {target} intents");
+        transfers(run, &mut w, &os, 20, g, &label)?;
+        let tick = reconcile_tick(&mut w, 100, &amount(5_000 + k))?;
+        run.put(
+            g,
+            format!("a reconcile tick past 100 blocks{label}"),
+            tick,
+            None,
+        );
+        let (list, bytes) = list_whole(&mut w)?;
+        run.put(
+            g,
+            format!("list tools, MCP ({bytes} bytes){label}"),
+            list,
+            Some(GOAL_LIST_PAGE),
+        );
+        // Back to the bench build to keep filling (an upgrade between the same code's builds).
+        upgrade(&mut w, &bench)?;
+    }
+    Ok(())
+}
+
+/// A settled transfer to copy.
+fn transfer_template(w: &mut World) -> Check<u64> {
+    let p = w.prepare_transfer(&w.amt("0.5"))?;
+    w.confirm_ok(p.id, &p.digest)?;
+    Ok(p.id)
+}
