@@ -106,6 +106,13 @@ impl Builtin {
         }
     }
 
+    /// Whether the builtin reaches outside the tool host: `escalate` calls the handler canister
+    /// the owner configured; every other builtin answers from the host alone (a turn's record,
+    /// the canister's clock). MCP calls such a tool open-world (`openWorldHint`).
+    pub fn reaches_outside(self) -> bool {
+        self == Builtin::Escalate
+    }
+
     /// No builtin but `escalate` has an effect outside the host (a turn's record is the host's
     /// own); `escalate` is unset on purpose: paging someone twice is not paging them once.
     pub fn effect(self) -> Option<EffectLabel> {
