@@ -259,11 +259,18 @@ fn run_forms(cmd: Command) -> Result<Value, Fail> {
             let decls = bus::host_decls(&plans, &[]);
             // The review `register_form` runs, every tool here being new.
             let review = bus::review(&decls, &[]);
+            // The labels a gate acts on, as `describe_tools` gives them: by name.
+            let mut destructive = bus::destructive(&decls);
+            destructive.sort_unstable();
+            let mut unannotated = bus::unannotated(&decls);
+            unannotated.sort_unstable();
             Ok(json!({
                 "tools": plans.tool_names(),
                 "skipped": plans.skipped,
                 "declaration_issues": review.issues,
                 "overlaps": review.overlaps,
+                "destructive": destructive,
+                "unannotated": unannotated,
             }))
         }
         Command::Read {

@@ -108,6 +108,51 @@ fn lint_adds_declaration_issues_and_overlaps() {
     let v = json(&text);
     assert_eq!(v["declaration_issues"], serde_json::json!([]));
     assert_eq!(v["overlaps"], serde_json::json!([]));
+    // Every ICRC tool is labelled, and none destructive (a prepare is stamped, commit
+    // idempotent).
+    assert_eq!(v["destructive"], serde_json::json!([]));
+    assert_eq!(v["unannotated"], serde_json::json!([]));
+}
+
+/// `lint` names the tools a gate must treat with care: labelled destructive (an update with an
+/// effect and no stamp) and unlabelled (an update with no effect), each sorted.
+#[test]
+fn lint_lists_the_destructive_and_the_unannotated_tools() {
+    let dir = std::env::temp_dir().join(format!("tool-host-cli-labels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("votes.json");
+    let vote = |effect: Option<Value>| {
+        let mut m = serde_json::json!({ "mode": "update", "intent": "Vote", "describe": "Votes on a proposal.",
+            "args": [{ "type": "nat64", "describe": "The proposal." }], "results": [] });
+        if let Some(e) = effect {
+            m["effect"] = e;
+        }
+        m
+    };
+    let write = serde_json::json!({ "kind": "vote", "irreversible": false, "replicated": true });
+    let form = serde_json::json!({
+        "format": "candid-profile-resolved", "format_version": 0, "name": "votes",
+        "methods": {
+            "vote_b": vote(Some(write.clone())),
+            "vote_a": vote(Some(write)),
+            "poke": vote(None),
+            "count": { "mode": "query", "describe": "Counts the votes cast.", "args": [], "results": [{ "type": "nat" }] }
+        }
+    });
+    std::fs::write(&path, form.to_string()).unwrap();
+    let (code, text) = run(&["lint", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    let v = json(&text);
+    assert_eq!(
+        v["destructive"],
+        serde_json::json!(["prepare_vote_a", "prepare_vote_b"]),
+        "{text}"
+    );
+    assert_eq!(
+        v["unannotated"],
+        serde_json::json!(["prepare_poke"]),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,12 +1,16 @@
 //! `json_query`, `think`, `finish`, `escalate` and every builtin's declaration.
 
+mod common;
+use common::ledger;
 use serde_json::{json, Value};
 use tool_host_core::builtin::json_query::parse_path;
 use tool_host_core::builtin::{
     read_escalate, read_finish, run_pure, Builtin, EscalateRequest, MAX_ANSWER,
 };
-use tool_host_core::bus::{check_decl, EffectLabel, ToolSource};
+use tool_host_core::bus::{check_decl, host_decls, EffectLabel, ToolDecl, ToolSource};
 use tool_host_core::issue::{Code, Issue};
+use tool_host_core::packs::pack;
+use tool_host_core::plan::build_tool_plans;
 
 const INVOICES: &str = r#"{
   "invoices": [
@@ -213,6 +217,70 @@ fn each_builtin_decl_passes_the_bus_checks() {
         let d = b.decl("Europe/London");
         assert_eq!(check_decl(&d), Ok(()), "{}", d.name);
     }
+}
+
+/// Where a description text has a run of spaces or an indented new line (a lost line
+/// continuation), with the text around it; `None` when it has neither.
+fn lost_continuation(text: &str) -> Option<&str> {
+    let at = text.find("  ").or_else(|| text.find("\n "))?;
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(20)
+        .map_or(0, |(i, _)| i);
+    let end = text[at..]
+        .char_indices()
+        .nth(24)
+        .map_or(text.len(), |(i, _)| at + i);
+    Some(&text[start..end])
+}
+
+/// Every `description` in a schema, at any depth, with its path.
+fn schema_descriptions(v: &Value, path: String, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("description", Value::String(d)) => out.push((path.clone(), d.clone())),
+                    _ => schema_descriptions(x, format!("{path}.{k}"), out),
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                schema_descriptions(x, format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A description broken across source lines without `\` keeps the next line's indentation;
+/// no builtin's, and no ICRC pack's form tool's (nor `commit`'s), has a run of spaces or an
+/// indented new line, in the tool's description or its inputs'.
+#[test]
+fn no_tool_description_has_a_run_of_spaces_or_an_indented_line() {
+    let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+    let mut decls: Vec<ToolDecl> = host_decls(&plans, &[ledger()]);
+    assert!(decls.len() > 5, "the ICRC packs give their tools");
+    decls.extend(Builtin::ALL.map(|b| b.decl("Europe/London")));
+    let mut found = Vec::new();
+    for d in &decls {
+        let mut texts = vec![("description".to_string(), d.description.clone())];
+        schema_descriptions(&d.input_schema, "inputSchema".into(), &mut texts);
+        if let Some(o) = &d.output_schema {
+            schema_descriptions(o, "outputSchema".into(), &mut texts);
+        }
+        for (path, text) in &texts {
+            if let Some(around) = lost_continuation(text) {
+                found.push(format!("{} {path}: {around:?}", d.name));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    assert_eq!(lost_continuation("a  b"), Some("a  b"));
+    assert_eq!(lost_continuation("a\n  b"), Some("a\n  b"));
+    assert_eq!(lost_continuation("a b\nc"), None);
 }
 
 /// The schemas' `pattern: "\S"` (ECMAScript, as a provider runs it) and the readers call the

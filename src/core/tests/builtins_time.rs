@@ -186,7 +186,8 @@ fn difference_counts_boundaries_crossed() {
     assert_eq!(between("2026-12-31", "2027-01-01", "years"), 1);
     assert_eq!(between("2026-01-01", "2026-12-31", "years"), 0);
     assert_eq!(between("2024-01-01", "2025-01-01", "days"), 366);
-    assert_eq!(between("2026-01-01", "2026-01-14", "weeks"), 1);
+    // Thursday 1 January to Wednesday 14 January crosses Monday 5 and Monday 12.
+    assert_eq!(between("2026-01-01", "2026-01-14", "weeks"), 2);
     assert_eq!(between("2026-01-01", "2026-01-02", "hours"), 24);
     assert_eq!(
         between("2026-03-31T23:00:00Z", "2026-04-01T00:59:59Z", "hours"),
@@ -203,6 +204,101 @@ fn difference_counts_boundaries_crossed() {
     assert_eq!(
         between("2026-03-31T23:00:00Z", "2026-04-01T00:00:00Z", "days"),
         1
+    );
+}
+
+/// Two minutes across midnight cross one hour boundary (and one day), not zero hours.
+#[test]
+fn hours_count_hour_boundaries_crossed() {
+    assert_eq!(
+        between("2026-03-31T23:59:00Z", "2026-04-01T00:01:00Z", "hours"),
+        1
+    );
+    assert_eq!(
+        between("2026-04-01T00:01:00Z", "2026-03-31T23:59:00Z", "hours"),
+        -1
+    );
+    assert_eq!(
+        between("2026-03-31T23:59:00Z", "2026-04-01T00:01:00Z", "days"),
+        1
+    );
+    assert_eq!(
+        between("2026-03-31T23:00:00Z", "2026-03-31T23:59:59Z", "hours"),
+        0
+    );
+    // On date's clock: at +05:30 an hour starts at :30 UTC.
+    assert_eq!(
+        between("2026-03-31T10:40:00+05:30", "2026-03-31T05:55:00Z", "hours"),
+        1
+    );
+    assert_eq!(
+        between("2026-03-31T05:10:00Z", "2026-03-31T05:55:00Z", "hours"),
+        0
+    );
+}
+
+#[test]
+fn minutes_and_seconds_count_their_boundaries_crossed() {
+    assert_eq!(
+        between("2026-03-31T09:30:59Z", "2026-03-31T09:31:00Z", "minutes"),
+        1
+    );
+    assert_eq!(
+        between("2026-03-31T09:31:00Z", "2026-03-31T09:30:59Z", "minutes"),
+        -1
+    );
+    assert_eq!(
+        between(
+            "2026-03-31T09:30:00Z",
+            "2026-03-31T09:30:59.999Z",
+            "minutes"
+        ),
+        0
+    );
+    // Half a second apart, across a second boundary: 1; a whole second less a nanosecond
+    // within one second: 0.
+    assert_eq!(
+        between(
+            "2026-03-31T09:30:00.75Z",
+            "2026-03-31T09:30:01.25Z",
+            "seconds"
+        ),
+        1
+    );
+    assert_eq!(
+        between(
+            "2026-03-31T09:30:01.25Z",
+            "2026-03-31T09:30:00.75Z",
+            "seconds"
+        ),
+        -1
+    );
+    assert_eq!(
+        between(
+            "2026-03-31T09:30:00Z",
+            "2026-03-31T09:30:00.999999999Z",
+            "seconds"
+        ),
+        0
+    );
+}
+
+/// Weeks start on Monday (ISO 8601): Sunday to the next Monday is one week, Monday to Sunday
+/// of the same week none.
+#[test]
+fn weeks_count_mondays_crossed() {
+    // 2026-03-29 is a Sunday, 2026-03-30 a Monday.
+    assert_eq!(between("2026-03-29", "2026-03-30", "weeks"), 1);
+    assert_eq!(between("2026-03-30", "2026-03-29", "weeks"), -1);
+    assert_eq!(between("2026-03-30", "2026-04-05", "weeks"), 0);
+    assert_eq!(
+        between("2026-03-29T23:59:00Z", "2026-03-30T00:00:00Z", "weeks"),
+        1
+    );
+    // At -05:00, 2026-03-30T02:00Z is still Sunday.
+    assert_eq!(
+        between("2026-03-29T12:00:00-05:00", "2026-03-30T02:00:00Z", "weeks"),
+        0
     );
 }
 

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
+use tool_host_core::builtin::Builtin;
 use tool_host_core::bus::*;
 use tool_host_core::packs::pack;
 use tool_host_core::plan::build_tool_plans;
@@ -501,7 +502,10 @@ fn mcp_keeps_the_label_in_its_hints() {
     let h = hints(None);
     let keys: Vec<&String> = h.as_object().unwrap().keys().collect();
     assert_eq!(keys, vec!["openWorldHint", "title"], "unset gives no hint");
-    assert_eq!(h["openWorldHint"], false, "a builtin is a closed world");
+    assert_eq!(
+        h["openWorldHint"], false,
+        "a tool no builtin is named as reaches nothing outside: a closed world"
+    );
 }
 
 #[test]
@@ -514,6 +518,28 @@ fn form_tools_and_commit_are_open_world_in_mcp() {
         .unwrap()
         .iter()
         .all(|t| t["annotations"]["openWorldHint"] == true));
+}
+
+/// A builtin that reaches outside the tool host is open-world: `escalate` calls the handler
+/// canister the owner configured; the others answer from the host alone.
+#[test]
+fn escalate_alone_of_the_builtins_is_open_world_in_mcp() {
+    let decls: Vec<ToolDecl> = Builtin::ALL.map(|b| b.decl("UTC")).into();
+    let refs: Vec<&ToolDecl> = decls.iter().collect();
+    let v: Value = serde_json::from_str(&render(&refs, ToolFormat::Mcp)).unwrap();
+    let open: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["annotations"]["openWorldHint"] == true)
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(open, vec!["escalate"]);
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["annotations"]["openWorldHint"].is_boolean()));
 }
 
 #[test]

@@ -461,6 +461,48 @@ fn a_longer_retention_keeps_a_turn_longer() {
     assert!(w.state.borrow().turns.is_empty());
 }
 
+/// Usage counts are bounded in all: past `MAX_USAGE_ENTRIES` (owner, tool) pairs a call of a
+/// new pair is made but not counted; a pair counted already goes on counting.
+#[test]
+fn usage_counts_stop_taking_new_pairs_at_their_bound() {
+    use tool_host_engine::bus::usage::{bump, tool_usage, MAX_USAGE_ENTRIES};
+    let w = World::new().setup();
+    let fee = |who| {
+        let r = w
+            .tool(
+                who,
+                "icrc1_fee",
+                json!({ "canister_id": ledger_id().to_text() }),
+                None,
+            )
+            .unwrap();
+        assert!(!r.is_error, "{r:?}");
+    };
+    fee(owner());
+    {
+        let mut s = w.state.borrow_mut();
+        // Other owners' pairs, through the engine's own insert path, up to one short of the bound.
+        for n in 0..MAX_USAGE_ENTRIES as u32 - 2 {
+            let mut b = [7u8; 5];
+            b[1..].copy_from_slice(&n.to_be_bytes());
+            bump(&mut s, &candid::Principal::from_slice(&b), "icrc1_fee");
+        }
+        assert_eq!(s.usage.len(), MAX_USAGE_ENTRIES - 1);
+    }
+    // The last pair the bound has room for is counted.
+    fee(other_owner());
+    assert_eq!(w.state.borrow().usage.len(), MAX_USAGE_ENTRIES);
+    // At the bound: a new pair (an owner's first call) is made and answered, not counted...
+    fee(stranger());
+    assert!(tool_usage(&*w, stranger(), None).unwrap().is_empty());
+    assert_eq!(w.state.borrow().usage.len(), MAX_USAGE_ENTRIES);
+    // ...while the pairs counted already go on counting.
+    fee(owner());
+    fee(other_owner());
+    let calls = |who| tool_usage(&*w, who, None).unwrap()[0].calls;
+    assert_eq!((calls(owner()), calls(other_owner())), (2, 2));
+}
+
 #[test]
 fn usage_counts_calls_made_and_selection_weighs_them() {
     let w = World::new().setup();

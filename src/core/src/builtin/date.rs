@@ -1,7 +1,8 @@
 //! `date_math`: add, subtract and difference in whole units on the proleptic Gregorian
 //! calendar, years 0000 to 9999 (RFC 3339's). Calendar months and years clamp the day to the
 //! month's last (a month after 2026-01-31 is 2026-02-28); `difference` counts boundaries
-//! crossed, not elapsed time divided. A date-time is read with its offset and answered in it.
+//! crossed in every unit, not elapsed time divided (weeks start on Monday). A date-time is read
+//! with its offset and answered in it.
 
 use crate::builtin::input::{issue, Input};
 use crate::issue::{Code, Issue};
@@ -253,52 +254,53 @@ pub fn shift(when: When, unit: &str, amount: i64) -> Result<When, String> {
     }
 }
 
-/// The instant in seconds and nanoseconds since the epoch (a date alone is its midnight).
-fn instant(w: When) -> (i64, u32) {
+/// The instant in whole seconds since the epoch (the fraction dropped; a date alone is its
+/// midnight UTC).
+fn instant(w: When) -> i64 {
     match w {
-        When::Date(d) => (day_number(d) * 86_400, 0),
+        When::Date(d) => day_number(d) * 86_400,
         When::DateTime {
             day,
             second,
-            nanos,
             offset,
-        } => (
-            day_number(day) * 86_400 + second - offset.unwrap_or(0) as i64,
-            nanos,
-        ),
+            ..
+        } => day_number(day) * 86_400 + second - offset.unwrap_or(0) as i64,
     }
 }
 
-/// `to` seen at `from`'s offset: the calendar day it falls on there.
-fn day_at(w: When, offset: Option<i32>) -> Day {
+/// The wall-clock second `w` shows at `offset` (seconds since 1970-01-01T00:00 on that
+/// clock; the fraction of a second dropped): a date alone is its midnight.
+fn local_second(w: When, offset: Option<i32>) -> i64 {
     match w {
-        When::Date(d) => d,
-        When::DateTime { .. } => {
-            let (s, _) = instant(w);
-            day_of((s + offset.unwrap_or(0) as i64).div_euclid(86_400))
-        }
+        When::Date(d) => day_number(d) * 86_400,
+        When::DateTime { .. } => instant(w) + offset.unwrap_or(0) as i64,
     }
 }
 
-/// Signed count from `from` to `to`: seconds, minutes and hours are whole units of exact
-/// elapsed time (truncated toward zero); days are calendar dates crossed (date-times compared
-/// at `from`'s offset), weeks whole weeks of those days; months (y2*12+m2)-(y1*12+m1); years
-/// y2-y1.
+/// The number of the week a day falls in, counted from the week of 1970-01-01; weeks start on
+/// Monday (ISO 8601). 1970-01-01 was a Thursday, three days after its week's Monday.
+pub fn week_number(d: Day) -> i64 {
+    (day_number(d) + 3).div_euclid(7)
+}
+
+/// Signed count of `unit` boundaries crossed from `from` to `to`, both read on `from`'s clock
+/// (its offset; a date alone is its midnight): a boundary is the start of a second, minute,
+/// hour, day, week (Monday, ISO 8601), month or year on that clock. So 23:59 to 00:01 is one
+/// hour (and one day); 2026-01-31 to 2026-02-01 is one month. The count is the difference of
+/// the two positions (`floor(t / unit)`), so swapping two inputs of one offset negates it.
 pub fn difference(from: When, to: When, unit: &str) -> i64 {
-    if let Some(per) = unit_seconds(unit) {
-        let (s1, n1) = instant(from);
-        let (s2, n2) = instant(to);
-        let ns = (s2 as i128 - s1 as i128) * 1_000_000_000 + (n2 as i128 - n1 as i128);
-        return (ns / (per as i128 * 1_000_000_000)) as i64;
-    }
     let offset = match from {
         When::DateTime { offset, .. } => offset,
         When::Date(_) => None,
     };
-    let (a, b) = (day_at(from, offset), day_at(to, offset));
+    let (s1, s2) = (local_second(from, offset), local_second(to, offset));
+    if let Some(per) = unit_seconds(unit) {
+        return s2.div_euclid(per) - s1.div_euclid(per);
+    }
+    let (a, b) = (day_of(s1.div_euclid(86_400)), day_of(s2.div_euclid(86_400)));
     match unit {
         "days" => day_number(b) - day_number(a),
-        "weeks" => (day_number(b) - day_number(a)) / 7,
+        "weeks" => week_number(b) - week_number(a),
         "months" => (b.year * 12 + b.month as i64) - (a.year * 12 + a.month as i64),
         _ => b.year - a.year,
     }
@@ -498,8 +500,8 @@ pub(crate) fn decl_parts() -> (String, Value, Value) {
         difference from date to to. date is ISO (2026-03-31) or an RFC 3339 date-time \
         (2026-03-31T09:30:00+02:00); the answer keeps its form and offset. Months and years clamp \
         to the month's last day (2026-01-31 + 1 month = 2026-02-28). difference counts boundaries \
-        crossed: months = calendar months (2026-01-31 to 2026-02-01 is 1), days = calendar dates, \
-        seconds to hours = whole units elapsed."
+        crossed in every unit, on date's clock: 23:59 to 00:01 is 1 hour, 2026-01-31 to \
+        2026-02-01 is 1 month, a Sunday to the next Monday is 1 week (weeks start on Monday)."
         .to_string();
     let input = json!({
         "type": "object",

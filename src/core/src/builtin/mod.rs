@@ -106,6 +106,13 @@ impl Builtin {
         }
     }
 
+    /// Whether the builtin reaches outside the tool host: `escalate` calls the handler canister
+    /// the owner configured; every other builtin answers from the host alone (a turn's record,
+    /// the canister's clock). MCP calls such a tool open-world (`openWorldHint`).
+    pub fn reaches_outside(self) -> bool {
+        self == Builtin::Escalate
+    }
+
     /// No builtin but `escalate` has an effect outside the host (a turn's record is the host's
     /// own); `escalate` is unset on purpose: paging someone twice is not paging them once.
     pub fn effect(self) -> Option<EffectLabel> {
@@ -182,7 +189,9 @@ pub fn read_escalate(input: &Value) -> Result<EscalateRequest, Vec<Issue>> {
 }
 
 fn think_parts() -> (String, Value, Value) {
-    let description = "A scratchpad: write a plan or a working thought before a multi-step         sequence. It changes nothing and answers noted; the thought is kept in the turn's steps,         not the reply."
+    let description = "A scratchpad: write a plan or a working thought before a multi-step \
+        sequence. It changes nothing and answers noted. The thought itself is not stored: a \
+        turn's step records only a digest of the input."
         .to_string();
     let input = json!({
         "type": "object",
@@ -204,7 +213,8 @@ fn think_parts() -> (String, Value, Value) {
 /// The engine makes `finish`'s and `escalate`'s answers: their output schemas fix the one
 /// member a model acts on and leave room for what the engine adds (an inbox id).
 fn finish_parts() -> (String, Value, Value) {
-    let description = "Say you are done and give the final answer: call this once, last. The         turn is then finished and its answer is this text."
+    let description = "Say you are done and give the final answer: call this once, last. The \
+        turn is then finished and its answer is this text."
         .to_string();
     let input = json!({
         "type": "object",
@@ -223,7 +233,10 @@ fn finish_parts() -> (String, Value, Value) {
 }
 
 fn escalate_parts() -> (String, Value, Value) {
-    let description = "Hand back to a person when no other tool fits, the request is unsafe or         unclear, or you are stuck. The request goes to the owner's inbox; delivered is true only         when a handler the owner configured accepted it, so do not tell anyone a person was         reached unless delivered is true."
+    let description = "Hand back to a person when no other tool fits, the request is unsafe or \
+        unclear, or you are stuck. The request goes to the owner's inbox; delivered is true only \
+        when a handler the owner configured accepted it, so do not tell anyone a person was \
+        reached unless delivered is true."
         .to_string();
     let input = json!({
         "type": "object",

@@ -3,6 +3,7 @@
 
 use super::decl::{EffectLabel, ToolDecl, ToolSource};
 use super::strict::strict_schema;
+use crate::builtin::Builtin;
 use serde_json::{json, Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -98,7 +99,12 @@ fn mcp(d: &ToolDecl) -> Value {
         ann.insert("destructiveHint".into(), json!(destructive));
         ann.insert("idempotentHint".into(), json!(idempotent));
     }
-    let open_world = !matches!(d.source, ToolSource::Builtin);
+    // Open-world is reaching outside the tool host: form tools and `commit` call other
+    // canisters, and so does `escalate` (the owner's handler); the other builtins do not.
+    let open_world = match d.source {
+        ToolSource::Builtin => Builtin::from_name(&d.name).is_some_and(Builtin::reaches_outside),
+        _ => true,
+    };
     ann.insert("openWorldHint".into(), json!(open_world));
     let mut m = Map::new();
     m.insert("name".into(), json!(d.name));

@@ -22,10 +22,21 @@ pub fn counts<M: Memory>(s: &State<M>, owner: &Principal) -> Usage {
         .collect()
 }
 
-/// One call made by (or for) `owner`.
+/// (owner, tool) pairs counted, all owners together: any principal may call a tool, and
+/// principals are free, so the map is bounded as the other bus maps are. At the bound a new
+/// pair is not counted (the call is made all the same); a pair counted already still counts.
+/// The map's `len` is its own count (O(1)), so no counter is kept beside it.
+pub const MAX_USAGE_ENTRIES: u64 = 250_000;
+
+/// One call made by (or for) `owner`: counted unless it would be a new pair past
+/// `MAX_USAGE_ENTRIES`.
 pub fn bump<M: Memory>(s: &mut State<M>, owner: &Principal, tool: &str) {
     let key = UsageKey::new(owner, tool);
-    let n = s.usage.get(&key).unwrap_or(0);
+    let n = match s.usage.get(&key) {
+        Some(n) => n,
+        None if s.usage.len() >= MAX_USAGE_ENTRIES => return,
+        None => 0,
+    };
     s.usage.insert(key, n.saturating_add(1));
 }
 
