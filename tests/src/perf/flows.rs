@@ -364,6 +364,7 @@ fn room(w: &mut World, forms: u32, canisters: u32) -> Check {
     limits.max_forms = limits.max_forms.max(forms);
     limits.max_canisters = limits.max_canisters.max(canisters);
     limits.max_intents = 10_000_000;
+    limits.max_intents_per_owner = 100_000;
     w.set_limits(limits)?;
     Ok(())
 }
@@ -612,6 +613,7 @@ fn steady(run: &mut Run) -> Check {
         .map_err(Fail::Failed)?
         .to_vec();
     let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    room(&mut w, 32, 64)?;
     let os = owners(&mut w, 5, 1_000)?;
     let g = "steady state";
     transfers(run, &mut w, &os, 1_000, g, "")?;
@@ -646,6 +648,7 @@ fn growth_blocks(run: &mut Run) -> Check {
 
 fn growth_input(run: &mut Run) -> Check {
     let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    room(&mut w, 32, 64)?;
     let os = owners(&mut w, 1, 100)?;
     transfer(&mut w, os[0], "1")?;
     let g = "growth: input bytes";
