@@ -327,6 +327,24 @@ impl<M: Memory> State<M> {
     /// Writes an intent, keeping the indexes and counts in step with its status. What it was
     /// before comes from the map's insert, which decodes the replaced record anyway; so an
     /// update costs the writes it needs and no lookups.
+    /// Stores a new, open intent when its owner's kept and open counts were read in the same
+    /// execution (a prepare checks them against the limits): the counts are written without
+    /// being read again, two B-tree operations fewer than [`State::put_intent`].
+    pub fn put_new_intent(&mut self, intent: Intent, kept: u32, open: u32) {
+        let (owner, id, identity) = (intent.owner, intent.id, intent.identity);
+        debug_assert!(!intent.status.is_final(), "a new intent is open");
+        debug_assert_eq!(kept, self.kept_count(&owner), "a stale kept count");
+        debug_assert_eq!(open, self.open_count(&owner), "a stale open count");
+        let uses = use_key(&intent.form_id, &intent.canister, &intent.tool);
+        let before = self.intents.insert(id, intent);
+        debug_assert!(before.is_none(), "intent ids are never reused");
+        self.owner_intents.insert((owner, id), ());
+        self.owner_totals.insert(owner, kept + 1);
+        self.intent_keys.insert((owner, identity), id);
+        self.open_uses.insert(UseEntry::new(&uses, id), ());
+        self.open_counts.insert(owner, open + 1);
+    }
+
     pub fn put_intent(&mut self, intent: Intent) {
         let (owner, id, identity, status) =
             (intent.owner, intent.id, intent.identity, intent.status);
@@ -545,7 +563,21 @@ impl<M: Memory> State<M> {
 
     /// Records a stamp handed out: every later stamp for these arguments is above it.
     pub fn raise_stamp_floor(&mut self, owner: Principal, identity: [u8; 32], stamp: u64) {
-        if self.stamp_floor(owner, identity).is_none_or(|f| f < stamp) {
+        let floor = self.stamp_floor(owner, identity);
+        self.raise_stamp_floor_from(owner, identity, stamp, floor);
+    }
+
+    /// [`State::raise_stamp_floor`] when the floor was read in the same execution (a prepare
+    /// reads it to choose the stamp): one B-tree operation fewer.
+    pub fn raise_stamp_floor_from(
+        &mut self,
+        owner: Principal,
+        identity: [u8; 32],
+        stamp: u64,
+        floor: Option<u64>,
+    ) {
+        debug_assert_eq!(floor, self.stamp_floor(owner, identity), "a stale floor");
+        if floor.is_none_or(|f| f < stamp) {
             self.stamp_floors.insert((owner, identity), stamp);
         }
     }

@@ -508,10 +508,12 @@ async fn prepare<R: Runtime>(
         if s.config.get().catalog_revision != revision {
             return Err(err(ErrorCode::Retry, "forms or canisters changed while the input was read; nothing was stored: call the tool again"));
         }
-        if s.open_count(&owner) >= limits.max_open_intents_per_owner {
+        let open = s.open_count(&owner);
+        if open >= limits.max_open_intents_per_owner {
             return Err(err(ErrorCode::Limit, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
         }
-        if s.kept_count(&owner) >= limits.max_intents_per_owner {
+        let kept = s.kept_count(&owner);
+        if kept >= limits.max_intents_per_owner {
             return Err(err(ErrorCode::Limit, format!("{owner} keeps {} intents, the most allowed; settled ones are removed {} s after they settle", limits.max_intents_per_owner, limits.retention_seconds)));
         }
         if s.intents.len() >= limits.max_intents {
@@ -564,10 +566,11 @@ async fn prepare<R: Runtime>(
             max_stamp: out.stamp_ns,
         };
         if let Some(stamp) = intent.stamp_ns {
-            s.raise_stamp_floor(owner, identity, stamp);
+            // The floor read above, after the last await: still current.
+            s.raise_stamp_floor_from(owner, identity, stamp, floor);
         }
         s.schedule(expires_at, TaskKind::Expire, id);
-        s.put_intent(intent.clone());
+        s.put_new_intent(intent.clone(), kept, open);
         Ok(intent)
     })?;
     rt.mark("prepare: stored");
