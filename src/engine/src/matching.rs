@@ -16,26 +16,8 @@ use crate::reconcile::icrc3::Value;
 use candid::{IDLArgs, IDLValue, Principal};
 use num_bigint::BigUint;
 
-/// An ICRC-1 account with its subaccount made explicit (none is 32 zero bytes).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Account {
-    pub owner: Principal,
-    pub subaccount: [u8; 32],
-}
-
-impl std::fmt::Display for Account {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.owner, hex::encode(self.subaccount))
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Transfer,
-    Approve,
-    Mint,
-    Burn,
-}
+use tool_host_core::wire::blocks::op_of;
+pub use tool_host_core::wire::blocks::{Account, Op, Tx};
 
 /// The transaction an intent's bytes make.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,23 +164,6 @@ pub fn expected(method: &str, arg: &[u8], host: Principal) -> Result<Expected, S
     }
 }
 
-/// A block's transaction as read from its ICRC-3 value; `None` where a field is absent or
-/// does not read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Tx {
-    pub op: Option<Op>,
-    pub from: Option<Account>,
-    pub to: Option<Account>,
-    pub spender: Option<Account>,
-    pub amount: Option<BigUint>,
-    pub fee: Option<BigUint>,
-    pub block_fee: Option<BigUint>,
-    pub memo: Option<Vec<u8>>,
-    pub created_at_time: Option<BigUint>,
-    pub expected_allowance: Option<BigUint>,
-    pub expires_at: Option<BigUint>,
-}
-
 fn value_nat(v: Option<&Value>) -> Option<BigUint> {
     match v? {
         Value::Nat(n) => Some(n.0.clone()),
@@ -223,16 +188,6 @@ fn value_account(v: Option<&Value>) -> Option<Account> {
         return None;
     }
     Some(Account { owner, subaccount })
-}
-
-fn op_of(name: &str) -> Option<Op> {
-    Some(match name {
-        "1xfer" | "2xfer" | "xfer" => Op::Transfer,
-        "2approve" | "approve" => Op::Approve,
-        "1mint" | "mint" => Op::Mint,
-        "1burn" | "burn" => Op::Burn,
-        _ => return None,
-    })
 }
 
 /// Reads a block's transaction (`None` when the block has no `tx` map).
@@ -270,7 +225,13 @@ pub fn read_tx(block: &Value) -> Option<Tx> {
 
 /// Compares a block with an intent's transaction.
 pub fn compare(block: &Value, e: &Expected) -> Verdict {
-    let Some(tx) = read_tx(block) else {
+    compare_tx(read_tx(block).as_ref(), e)
+}
+
+/// Compares a block's transaction (`None`: the block has none) with an intent's, whichever
+/// way the block was read (the general decoder and [`read_tx`], or the wire reader).
+pub fn compare_tx(tx: Option<&Tx>, e: &Expected) -> Verdict {
+    let Some(tx) = tx else {
         return Verdict::Other;
     };
     let ts = e.created_at_time.map(BigUint::from);

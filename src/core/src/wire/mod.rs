@@ -9,6 +9,7 @@
 //! message differently from `candid`; it only reads the common ones cheaper. The writer emits the
 //! bytes `candid` would, with the type table `candid` made once.
 
+pub mod blocks;
 mod table;
 mod value;
 mod write;
