@@ -14,8 +14,10 @@ use std::sync::Arc;
 use tool_host_core::builtin::Builtin;
 use tool_host_core::bus::{render, ToolDecl, ToolFormat};
 use tool_host_core::candid_types::MethodTypes;
-use tool_host_core::form::parse_form;
-use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlan, ToolPlans};
+use tool_host_core::form::{parse_form, ref_sources};
+use tool_host_core::plan::{
+    combine_tool_plans, plan_form, FormRef, FormTools, ToolPlan, ToolPlans,
+};
 use tool_host_core::read::Canister;
 
 pub struct Catalog {
@@ -35,6 +37,76 @@ pub struct Catalog {
     pub unbound: BTreeMap<String, (String, String)>,
     /// The bus over these plans and the builtin settings, built on first use.
     pub bus: Option<Rc<Bus>>,
+    /// Each stored form as parsed and planned, by id: kept across rebuilds, so that a change
+    /// rebuilds only what it touches (see [`current`]).
+    pub entries: BTreeMap<String, Rc<FormEntry>>,
+    /// Every form's tools under the rules across forms, before the targets' rule on tools that
+    /// bind no owner (`plans` is this less those): a change of targets starts again from here.
+    combined: Arc<ToolPlans>,
+    /// What changed since this catalog was built: forms to read again, and whether targets did.
+    stale: Stale,
+}
+
+/// What changed since a catalog was built, for [`current`] to rebuild just that.
+#[derive(Default)]
+struct Stale {
+    /// Forms stored, replaced or removed: read again from the stored forms.
+    forms: std::collections::BTreeSet<String>,
+    /// Forms' entries changed: their tools are combined again.
+    combine: bool,
+    /// Targets registered, removed, or their refs or ICRC-3 flag changed.
+    targets: bool,
+}
+
+/// One stored form as the catalog holds it: parsed once, its own tools planned once and each
+/// tool's method types built once, reused by every rebuild while the form stays as stored.
+pub struct FormEntry {
+    pub form: FormRef,
+    pub tools: FormTools,
+    /// Method types of each candidate tool (the tools of one method share them).
+    pub types: BTreeMap<String, Rc<MethodTypes>>,
+    /// The refs the form reads (`query:…`), and the queries it declares without arguments
+    /// (the only methods a ref is read from): what a refs refresh reads.
+    pub ref_sources: std::collections::BTreeSet<String>,
+    pub ref_queries: std::collections::BTreeSet<String>,
+}
+
+impl FormEntry {
+    /// Plans a parsed form (the work a stored form costs, done once).
+    pub fn new(id: String, form: Arc<tool_host_core::form::Form>) -> FormEntry {
+        let form = FormRef { id, form };
+        let tools = plan_form(&form);
+        let mut by_method: BTreeMap<&str, Rc<MethodTypes>> = BTreeMap::new();
+        let mut types = BTreeMap::new();
+        for p in &tools.candidates {
+            let t = by_method
+                .entry(p.method.as_str())
+                .or_insert_with(|| Rc::new(tool_host_core::codec::method_types(p)));
+            types.insert(p.name.clone(), t.clone());
+        }
+        let ref_sources = ref_sources(&form.form).into_iter().collect();
+        let ref_queries = form
+            .form
+            .methods
+            .iter()
+            .filter(|(_, m)| m.mode.is_query() && m.args.is_empty())
+            .map(|(n, _)| n.clone())
+            .collect();
+        FormEntry {
+            form,
+            tools,
+            types,
+            ref_sources,
+            ref_queries,
+        }
+    }
+
+    /// A stored form's entry; `None` for a form that no longer parses (a rule added since it
+    /// was registered): it gives no tools, as before.
+    fn parse(id: String, json: &str) -> Option<FormEntry> {
+        let form = parse_form(json.as_bytes()).ok()?;
+        Some(FormEntry::new(id, Arc::new(form)))
+    }
 }
 
 /// Every tool in one place, declared once: what `list_tools`, selection and turns read.
@@ -200,20 +272,41 @@ pub fn target_canister(id: Principal, t: &Target) -> Canister {
     }
 }
 
-/// Builds the catalog from stored state. Forms were validated when registered.
+/// Builds the catalog from stored state, every form parsed. Forms were validated when
+/// registered.
 pub fn build<M: Memory>(state: &State<M>) -> Catalog {
+    let entries = state
+        .forms
+        .iter()
+        .filter_map(|e| {
+            let (id, stored) = e.into_pair();
+            FormEntry::parse(id.clone(), &stored.json).map(|f| (id, Rc::new(f)))
+        })
+        .collect();
+    with_forms(state, entries)
+}
+
+/// The catalog over these form entries (one per stored form that parses) and the stored
+/// targets.
+fn with_forms<M: Memory>(state: &State<M>, entries: BTreeMap<String, Rc<FormEntry>>) -> Catalog {
+    let pairs: Vec<(&FormRef, &FormTools)> =
+        entries.values().map(|e| (&e.form, &e.tools)).collect();
+    let combined = Arc::new(combine_tool_plans(&pairs));
+    let forms = entries.values().map(|e| e.form.clone()).collect();
+    with_targets(state, entries, forms, combined)
+}
+
+/// The catalog over these forms' tools and the stored targets: the canisters, and the rule on
+/// prepare tools that bind no owner (which reads the targets' forms and owners).
+fn with_targets<M: Memory>(
+    state: &State<M>,
+    entries: BTreeMap<String, Rc<FormEntry>>,
+    forms: Vec<FormRef>,
+    combined: Arc<ToolPlans>,
+) -> Catalog {
     let revision = state.config.get().catalog_revision;
-    let mut forms = vec![];
-    for entry in state.forms.iter() {
-        let (id, stored) = entry.into_pair();
-        if let Ok(form) = parse_form(stored.json.as_bytes()) {
-            forms.push(FormRef {
-                id,
-                form: Arc::new(form),
-            });
-        }
-    }
     let mut icrc3 = std::collections::BTreeSet::new();
+    let mut single_owner: BTreeMap<Principal, Principal> = BTreeMap::new();
     let canisters: Vec<Canister> = state
         .targets
         .iter()
@@ -222,35 +315,32 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
             if t.icrc3 {
                 icrc3.insert(id);
             }
+            if let Some(o) = t.owner {
+                single_owner.insert(id, o);
+            }
             target_canister(id, &t)
-        })
-        .collect();
-    let mut plans = build_tool_plans(&forms);
-    let single_owner: BTreeMap<Principal, Principal> = state
-        .targets
-        .iter()
-        .filter_map(|e| {
-            let (id, t) = e.into_pair();
-            t.owner.map(|o| (id, o))
         })
         .collect();
     // A prepare tool that binds no position to the owner, on a target shared by several
     // owners, would let any of them act with the tool host's authority over the others' funds:
     // it is offered only where a target of its form is registered for a single owner.
     let mut unbound = BTreeMap::new();
-    let unbound_tools: Vec<(String, String)> = plans
+    let unbound_tools: Vec<(String, String)> = combined
         .plans
         .values()
         .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
         .filter(|p| !crate::custody::covers(&p.method) && !binds_owner(p))
         .map(|p| (p.name.clone(), p.form.id.clone()))
         .collect();
+    let mut plans = None::<ToolPlans>;
     for (name, form) in unbound_tools {
         let reason = "no position binds the owner (auto: owner:*), so the target could not tell the tool host's owners apart; offered only on a canister registered for a single owner".to_string();
         let on_single = canisters
             .iter()
             .any(|c| c.applies_to(&form) && single_owner.contains_key(&c.id));
         if !on_single {
+            // Copied only when the rule takes a tool away (usually none).
+            let plans = plans.get_or_insert_with(|| (*combined).clone());
             if let Some(p) = plans.plans.remove(&name) {
                 plans.skipped.push(tool_host_core::plan::Skip {
                     method: p.method.clone(),
@@ -260,41 +350,103 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
         }
         unbound.insert(name, (form, reason));
     }
+    let plans = plans.map_or_else(|| combined.clone(), Arc::new);
     let types = plans
         .plans
         .iter()
-        .map(|(name, p)| {
-            (
-                name.clone(),
-                Rc::new(tool_host_core::codec::method_types(p)),
-            )
+        .filter_map(|(name, p)| {
+            let t = entries.get(&p.form.id)?.types.get(name)?;
+            Some((name.clone(), t.clone()))
         })
         .collect();
     Catalog {
         revision,
         types,
         forms,
-        plans: Arc::new(plans),
+        plans,
         canisters: Rc::new(canisters),
         icrc3,
         single_owner,
         unbound,
         bus: None,
+        entries,
+        combined,
+        stale: Stale::default(),
     }
 }
 
-/// The current catalog, built if stale. In a query the rebuilt catalog is not kept (queries
-/// never commit), which is why updates and `post_upgrade` build it.
+/// The catalog brought up to date with what changed since `old` was built: the forms named
+/// stale are read again (the others keep their parse, plans and types), and the targets' part
+/// is made again; a catalog with nothing named stale (the revision moved some other way) is
+/// built whole.
+fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
+    let Catalog {
+        mut entries,
+        stale,
+        forms,
+        combined,
+        ..
+    } = old;
+    if stale.forms.is_empty() && !stale.combine && !stale.targets {
+        return build(state);
+    }
+    if stale.forms.is_empty() && !stale.combine {
+        return with_targets(state, entries, forms, combined);
+    }
+    for id in &stale.forms {
+        entries.remove(id);
+        if let Some(stored) = state.forms.get(id) {
+            if let Some(e) = FormEntry::parse(id.clone(), &stored.json) {
+                entries.insert(id.clone(), Rc::new(e));
+            }
+        }
+    }
+    with_forms(state, entries)
+}
+
+/// The current catalog, built if stale (only what changed: see [`rebuild`]). In a query the
+/// rebuilt catalog is not kept (queries never commit), which is why updates and
+/// `post_upgrade` build it.
 pub fn current<M: Memory>(state: &mut State<M>) -> &Catalog {
     let revision = state.config.get().catalog_revision;
-    if state
-        .catalog
-        .as_ref()
-        .is_none_or(|c| c.revision != revision)
-    {
-        state.catalog = Some(build(state));
+    let fresh = match state.catalog.take() {
+        Some(c) if c.revision == revision => c,
+        Some(old) => rebuild(state, old),
+        None => build(state),
+    };
+    state.catalog.insert(fresh)
+}
+
+/// Form `id` was stored, replaced or removed: the next [`current`] reads it again, and only it.
+/// `parsed` is the form just stored, already parsed (registration parsed it to check it): kept
+/// as its entry, so that it is not parsed twice.
+pub(crate) fn form_changed(cat: &mut Catalog, id: &str, parsed: Option<FormEntry>) {
+    match parsed {
+        Some(e) => {
+            cat.entries.insert(id.to_string(), Rc::new(e));
+            cat.stale.forms.remove(id);
+            cat.stale.combine = true;
+        }
+        None => {
+            cat.stale.forms.insert(id.to_string());
+        }
     }
-    state.catalog.as_ref().expect("just built")
+}
+
+/// Form `id`'s entry, without rebuilding the catalog when only targets changed since it was
+/// built (an entry depends on its form alone); `None` for a form not stored, or stored but no
+/// longer parsing.
+pub fn form_entry<M: Memory>(state: &mut State<M>, id: &str) -> Option<Rc<FormEntry>> {
+    match state.catalog.as_ref() {
+        Some(c) if !c.stale.forms.contains(id) => c.entries.get(id).cloned(),
+        _ => current(state).entries.get(id).cloned(),
+    }
+}
+
+/// Targets were registered or removed, or their refs or ICRC-3 flag changed: the next
+/// [`current`] makes the targets' part again; the forms' plans stay.
+pub(crate) fn targets_changed(cat: &mut Catalog) {
+    cat.stale.targets = true;
 }
 
 /// The bus over the current catalog and builtin settings, built if stale. As with

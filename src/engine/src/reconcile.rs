@@ -434,7 +434,7 @@ pub async fn run<R: Rt>(rt: &R, id: u64, task_at: u64) {
             if let Some(mut t) = s.targets.get(&job.canister).filter(|t| !t.icrc3) {
                 t.icrc3 = true;
                 s.targets.insert(job.canister, t);
-                s.bump_catalog();
+                s.targets_changed();
             }
         }
         let Some(mut i) = s.intents.get(&id) else {

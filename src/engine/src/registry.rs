@@ -13,8 +13,8 @@ use candid::{IDLArgs, IDLValue, Principal};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tool_host_core::bus;
-use tool_host_core::form::{parse_form, ref_sources};
-use tool_host_core::plan::{build_tool_plans, FormRef};
+use tool_host_core::form::parse_form;
+use tool_host_core::plan::combine_tool_plans;
 
 /// `DIDL` with no arguments: what a ref query is called with.
 pub const NO_ARGS: &[u8] = b"DIDL\x00\x00";
@@ -68,7 +68,9 @@ pub fn register_form<R: Runtime>(
             .collect(),
     })?;
     let form = Arc::new(form);
-    let bytes = args.json.len();
+    // Planned once: the answer's tools and the catalog's entry for it.
+    let entry = catalog::FormEntry::new(args.id.clone(), form.clone());
+    let mut info = form_info(&entry, args.json.len(), rt.now());
     let mut warnings = vec![];
     rt.with_state(|s| {
         if !s.forms.contains_key(&args.id) && s.forms.len() >= limits.max_forms as u64 {
@@ -91,20 +93,19 @@ pub fn register_form<R: Runtime>(
                 registered_by: caller,
             },
         );
-        s.bump_catalog();
+        s.form_changed(&args.id, Some(entry));
         if let Err(e) = check_uses(s, &broken_before) {
             // Put back what was there: nothing changes.
             match before {
                 Some(f) => s.forms.insert(args.id.clone(), f),
                 None => s.forms.remove(&args.id),
             };
-            s.bump_catalog();
+            s.form_changed(&args.id, None);
             catalog::bus(s);
             return Err(e);
         }
         Ok(())
     })?;
-    let mut info = form_info(&args.id, &form, bytes, rt.now());
     info.warnings = warnings;
     Ok(info)
 }
@@ -238,15 +239,14 @@ fn check_uses<M: ic_stable_structures::Memory>(
     }
 }
 
-fn form_info(id: &str, form: &tool_host_core::form::Form, bytes: usize, at: u64) -> FormInfo {
-    let plans = build_tool_plans(&[FormRef {
-        id: id.to_string(),
-        form: Arc::new(form.clone()),
-    }]);
+/// What `register_form` and `list_forms` say of a form: its tools alone, as if no other form
+/// were registered.
+fn form_info(entry: &catalog::FormEntry, bytes: usize, at: u64) -> FormInfo {
+    let plans = combine_tool_plans(&[(&entry.form, &entry.tools)]);
     FormInfo {
-        id: id.to_string(),
+        id: entry.form.id.clone(),
         bytes: bytes as u32,
-        methods: form.methods.len() as u32,
+        methods: entry.form.form.methods.len() as u32,
         registered_at: at,
         tools: plans.tool_names(),
         skipped: plans
@@ -288,7 +288,7 @@ pub fn remove_form<R: Runtime>(rt: &R, caller: Principal, id: String) -> ApiResu
             ));
         }
         s.forms.remove(&id);
-        s.bump_catalog();
+        s.form_changed(&id, None);
         catalog::bus(s);
         Ok(())
     })
@@ -302,8 +302,9 @@ pub fn list_forms<R: Runtime>(rt: &R, caller: Principal) -> ApiResult<Vec<FormIn
         stored
             .into_iter()
             .filter_map(|(id, f)| {
-                let form = parse_form(f.json.as_bytes()).ok()?;
-                let mut info = form_info(&id, &form, f.json.len(), f.registered_at);
+                // A stored form that no longer parses has no entry, and is not listed.
+                let entry = cat.entries.get(&id)?;
+                let mut info = form_info(entry, f.json.len(), f.registered_at);
                 // A form stored before the checks (or whose canisters' refs changed since) stays
                 // and is offered; this tells what a provider would refuse in it.
                 info.declaration_issues = form_review::form_issues(cat, &id);
@@ -407,7 +408,7 @@ pub async fn register_canister<R: Runtime>(
         let decl_before = forms_issues(s, &t.forms, existing.as_ref());
         let forms = t.forms.clone();
         s.targets.insert(args.id, t);
-        s.bump_catalog();
+        s.targets_changed();
         let decl_after = forms_issues(s, &forms, None);
         let checked = check_uses(s, &broken_before)
             .and_then(|()| newly_failing(args.id, &decl_before, decl_after));
@@ -416,7 +417,7 @@ pub async fn register_canister<R: Runtime>(
                 Some(old) => s.targets.insert(args.id, old),
                 None => s.targets.remove(&args.id),
             };
-            s.bump_catalog();
+            s.targets_changed();
             catalog::bus(s);
             return Err(e);
         }
@@ -454,7 +455,7 @@ pub fn remove_canister<R: Runtime>(rt: &R, caller: Principal, id: Principal) -> 
             return Err(in_use(format!("canister {id}"), &used));
         }
         s.targets.remove(&id);
-        s.bump_catalog();
+        s.targets_changed();
         catalog::bus(s);
         Ok(())
     })
@@ -517,6 +518,8 @@ pub async fn refresh_refs<R: Runtime>(
         refresh_target(rt, *id).await;
     }
     Ok(rt.with_state(|s| {
+        // Built here, once, rather than by every query until the next update builds it.
+        catalog::bus(s);
         let targets: Vec<(Principal, Target)> = ids
             .iter()
             .filter_map(|id| s.targets.get(id).map(|t| (*id, t)))
@@ -536,18 +539,12 @@ pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
         let t = s.targets.get(&id)?;
         let mut sources = std::collections::BTreeSet::new();
         let mut queries = std::collections::BTreeSet::new();
+        // The forms as the catalog parsed them (a stored form that does not parse has none).
         for f in &t.forms {
-            if let Some(stored) = s.forms.get(f) {
-                if let Ok(form) = parse_form(stored.json.as_bytes()) {
-                    sources.extend(ref_sources(&form));
-                    // The methods a ref may read: queries of the form without arguments.
-                    queries.extend(
-                        form.methods
-                            .iter()
-                            .filter(|(_, m)| m.mode.is_query() && m.args.is_empty())
-                            .map(|(n, _)| n.clone()),
-                    );
-                }
+            if let Some(e) = catalog::form_entry(s, f) {
+                sources.extend(e.ref_sources.iter().cloned());
+                // The methods a ref may read: queries of the form without arguments.
+                queries.extend(e.ref_queries.iter().cloned());
             }
         }
         let (sources, refused): (Vec<String>, Vec<String>) = sources
@@ -624,7 +621,7 @@ pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
             t.refs_error = (!errors.is_empty()).then(|| errors.join("; "));
             s.targets.insert(id, t);
             if changed {
-                s.bump_catalog();
+                s.targets_changed();
             }
         }
     });

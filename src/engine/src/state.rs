@@ -285,10 +285,31 @@ impl<M: Memory> State<M> {
         self.config.set(c);
     }
 
-    /// Forms or targets changed: cached plans are stale.
+    /// Anything the catalog reads may have changed (stored records written directly): the
+    /// catalog is built again whole. The registry names what changed instead
+    /// ([`State::form_changed`], [`State::targets_changed`]).
     pub fn bump_catalog(&mut self) {
         self.update_config(|c| c.catalog_revision += 1);
         self.catalog = None;
+    }
+
+    /// Form `id` was stored, replaced or removed (`parsed`: the form just stored, parsed): the
+    /// catalog revision moves, and the next build reads that form alone again.
+    pub fn form_changed(&mut self, id: &str, parsed: Option<crate::catalog::FormEntry>) {
+        self.update_config(|c| c.catalog_revision += 1);
+        if let Some(c) = self.catalog.as_mut() {
+            crate::catalog::form_changed(c, id, parsed);
+        }
+    }
+
+    /// A target was registered or removed, or its refs or ICRC-3 flag changed: the catalog
+    /// revision moves (a prepare that read the canisters before an await answers RETRY), and
+    /// the next build makes the canisters again, not the forms' plans.
+    pub fn targets_changed(&mut self) {
+        self.update_config(|c| c.catalog_revision += 1);
+        if let Some(c) = self.catalog.as_mut() {
+            crate::catalog::targets_changed(c);
+        }
     }
 
     /// A new intent's id, and its input's bytes counted as stored (one write of the config:

@@ -7,56 +7,94 @@ use super::*;
 use crate::builtin::is_reserved_name;
 use std::collections::BTreeSet;
 
-/// Builds every tool the forms give; methods without a rule are in `skipped` with the reason.
-pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
+/// The tools of one form alone, before the rules across forms: what [`build_tool_plans`]
+/// makes of each form, kept by a caller that rebuilds the tools of many forms when one of
+/// them changes ([`combine_tool_plans`]).
+#[derive(Clone, Debug)]
+pub struct FormTools {
+    /// The plans that passed [`check_plan`], in the form's method order.
+    pub candidates: Vec<ToolPlan>,
+    /// The methods (and cases) without a rule, with the reason.
+    pub skipped: Vec<Skip>,
+    /// The methods this form sends only after the owner's confirmation.
+    pub confirmed: BTreeSet<String>,
+}
+
+/// Plans one form's methods (see [`FormTools`]).
+pub fn plan_form(fr: &FormRef) -> FormTools {
     let mut candidates: Vec<ToolPlan> = vec![];
     let mut skipped: Vec<Skip> = vec![];
-    // The forms (by index) in which each method is sent only after the owner's confirmation.
-    let mut confirmed: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-    let mut from_form: Vec<usize> = vec![];
-    for (fi, fr) in forms.iter().enumerate() {
-        for (name, method) in &fr.form.methods {
-            let writes =
-                !method.mode.is_query() && !method.effect.as_ref().is_some_and(is_read_only_effect);
-            if writes {
-                confirmed.entry(name.clone()).or_default().insert(fi);
-            }
-            match plan_method(fr, name, method) {
-                Ok((plans, case_skips)) => {
-                    for p in plans {
-                        match check_plan(&p) {
-                            Ok(()) => {
-                                if p.kind == ToolKind::Prepare {
-                                    confirmed.entry(p.method.clone()).or_default().insert(fi);
-                                }
-                                candidates.push(p);
-                                from_form.push(fi);
-                            }
-                            Err(reason) => skipped.push(Skip {
-                                method: name.clone(),
-                                reason,
-                            }),
-                        }
-                    }
-                    skipped.extend(case_skips);
-                }
-                Err(reason) => skipped.push(Skip {
-                    method: name.clone(),
-                    reason,
-                }),
-            }
+    let mut confirmed: BTreeSet<String> = BTreeSet::new();
+    for (name, method) in &fr.form.methods {
+        let writes =
+            !method.mode.is_query() && !method.effect.as_ref().is_some_and(is_read_only_effect);
+        if writes {
+            confirmed.insert(name.clone());
         }
+        match plan_method(fr, name, method) {
+            Ok((plans, case_skips)) => {
+                for p in plans {
+                    match check_plan(&p) {
+                        Ok(()) => {
+                            if p.kind == ToolKind::Prepare {
+                                confirmed.insert(p.method.clone());
+                            }
+                            candidates.push(p);
+                        }
+                        Err(reason) => skipped.push(Skip {
+                            method: name.clone(),
+                            reason,
+                        }),
+                    }
+                }
+                skipped.extend(case_skips);
+            }
+            Err(reason) => skipped.push(Skip {
+                method: name.clone(),
+                reason,
+            }),
+        }
+    }
+    FormTools {
+        candidates,
+        skipped,
+        confirmed,
+    }
+}
+
+/// Builds every tool the forms give; methods without a rule are in `skipped` with the reason.
+pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
+    let planned: Vec<FormTools> = forms.iter().map(plan_form).collect();
+    let pairs: Vec<(&FormRef, &FormTools)> = forms.iter().zip(&planned).collect();
+    combine_tool_plans(&pairs)
+}
+
+/// The rules across forms over each form's own tools ([`plan_form`]): the same as
+/// [`build_tool_plans`] of those forms, without planning any of them again.
+pub fn combine_tool_plans(forms: &[(&FormRef, &FormTools)]) -> ToolPlans {
+    let mut skipped: Vec<Skip> = vec![];
+    // The forms (by index) in which each method is sent only after the owner's confirmation.
+    let mut confirmed: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for (fi, (_, tools)) in forms.iter().enumerate() {
+        for m in &tools.confirmed {
+            confirmed.entry(m.as_str()).or_default().insert(fi);
+        }
+        skipped.extend(tools.skipped.iter().cloned());
     }
     // A read tool of a method that another form sends only after confirmation (a prepare tool)
     // would send it at once: whichever form is right about it, it is not a read here.
     let mut kept = vec![];
-    for (p, fi) in candidates.into_iter().zip(from_form) {
+    let candidates = forms
+        .iter()
+        .enumerate()
+        .flat_map(|(fi, (_, tools))| tools.candidates.iter().map(move |p| (p, fi)));
+    for (p, fi) in candidates {
         let others: Vec<&str> = confirmed
-            .get(&p.method)
+            .get(p.method.as_str())
             .into_iter()
             .flatten()
             .filter(|f| **f != fi)
-            .map(|f| forms[*f].id.as_str())
+            .map(|f| forms[*f].0.id.as_str())
             .collect();
         if p.kind == ToolKind::Read && !others.is_empty() {
             let reason = format!(
@@ -110,7 +148,7 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
                 reason,
             });
         } else {
-            plans.insert(p.name.clone(), p);
+            plans.insert(p.name.clone(), p.clone());
         }
     }
     skipped.sort_by(|a, b| (&a.method, &a.reason).cmp(&(&b.method, &b.reason)));

@@ -1,0 +1,304 @@
+//! The catalog is rebuilt incrementally (a changed form read again alone, a change of targets
+//! leaving the forms' plans alone): after any sequence of registrations, removals, refs
+//! refreshes, builtin settings changes and upgrades it equals the catalog built from scratch
+//! from the same stored state, bus included.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use tool_host_engine::catalog;
+use tool_host_engine::registry;
+use tool_host_engine::types::*;
+
+/// A small deterministic generator (xorshift64*), so that a failing sequence is found again
+/// from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn coin(&mut self) -> bool {
+        self.next() & 1 == 1
+    }
+}
+
+fn pack(id: &str) -> Value {
+    let json = tool_host_core::packs::PACKS
+        .iter()
+        .find(|(i, _)| *i == id)
+        .unwrap()
+        .1;
+    serde_json::from_str(json).unwrap()
+}
+
+/// A pack under another name, its methods renamed with `prefix` (tools of its own).
+fn renamed(id: &str, prefix: &str) -> Value {
+    let mut form = pack(id);
+    form["name"] = json!(prefix);
+    let methods = form["methods"].as_object().unwrap().clone();
+    form["methods"] = methods
+        .into_iter()
+        .map(|(m, v)| {
+            let rest = m
+                .strip_prefix("icrc1_")
+                .or_else(|| m.strip_prefix("icrc2_"))
+                .unwrap_or(&m)
+                .to_string();
+            (format!("{prefix}_{rest}"), v)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    form
+}
+
+/// A form with an update that binds no position to the owner (offered only on a canister
+/// registered for a single owner).
+fn vault() -> Value {
+    let mut form = pack("icrc1");
+    form["name"] = json!("vault");
+    form["methods"] = json!({ "withdraw_all": { "mode": "update", "intent": "Withdraw everything", "args": [
+        { "type": "record", "fields": [{ "name": "to", "type": "Account" }] }
+    ], "results": [] } });
+    form
+}
+
+/// The forms an id may be registered with: two contents each for some ids, so that a form is
+/// replaced by another version of itself.
+fn versions(id: &str) -> Vec<Value> {
+    match id {
+        "icrc1" => vec![pack("icrc1")],
+        "icrc2" => vec![pack("icrc2")],
+        "copy_a" => vec![renamed("icrc1", "xa"), renamed("icrc2", "xa")],
+        "copy_b" => vec![renamed("icrc2", "xb"), renamed("icrc1", "xc")],
+        "vault" => vec![vault()],
+        // The same tool names as icrc1's: refused while icrc1 holds them.
+        "clash" => vec![pack("icrc1")],
+        _ => unreachable!(),
+    }
+}
+
+const FORM_IDS: [&str; 6] = ["icrc1", "icrc2", "copy_a", "copy_b", "vault", "clash"];
+
+fn canister_ids() -> [candid::Principal; 3] {
+    [
+        ledger_id(),
+        candid::Principal::from_slice(&[41; 10]),
+        candid::Principal::from_slice(&[42; 10]),
+    ]
+}
+
+/// Everything a catalog holds that a caller reads, as text (method types without the header
+/// kept from a first encoding, which a catalog reused across rebuilds may hold).
+fn fingerprint(c: &catalog::Catalog) -> String {
+    let types: Vec<String> = c
+        .types
+        .iter()
+        .map(|(n, t)| format!("{n}: {:?} {:?} {:?}", t.env, t.args, t.results))
+        .collect();
+    let forms: Vec<&str> = c.forms.iter().map(|f| f.id.as_str()).collect();
+    let entries: Vec<String> = c
+        .entries
+        .values()
+        .map(|e| format!("{:?} {:?} {:?}", e.form.id, e.ref_sources, e.ref_queries))
+        .collect();
+    format!(
+        "revision {}\nforms {forms:?}\nentries {entries:?}\nplans {:?}\ntypes {types:?}\ncanisters {:?}\nicrc3 {:?}\nsingle {:?}\nunbound {:?}",
+        c.revision, c.plans, c.canisters, c.icrc3, c.single_owner, c.unbound
+    )
+}
+
+fn bus_fingerprint(b: &catalog::Bus) -> String {
+    format!(
+        "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{}",
+        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.mcp
+    )
+}
+
+/// The catalog and bus as kept (incrementally) equal the ones built from scratch; the kept
+/// ones stay in place, so that the next step rebuilds from them.
+fn check_against_scratch(w: &World, step: &str) {
+    let mut s = w.state.borrow_mut();
+    let kept = fingerprint(catalog::current(&mut s));
+    let kept_bus = bus_fingerprint(&catalog::bus(&mut s));
+    let incremental = s.catalog.take();
+    let scratch = fingerprint(catalog::current(&mut s));
+    let scratch_bus = bus_fingerprint(&catalog::bus(&mut s));
+    s.catalog = incremental;
+    assert_eq!(kept, scratch, "after {step}: the catalog differs");
+    assert_eq!(kept_bus, scratch_bus, "after {step}: the bus differs");
+}
+
+fn step(w: &std::rc::Rc<World>, rng: &mut Rng) -> String {
+    let forms_now: Vec<String> = w.state.borrow().forms.keys().collect();
+    match rng.below(9) {
+        0 | 1 => {
+            let id = FORM_IDS[rng.below(FORM_IDS.len())];
+            let v = versions(id);
+            let k = rng.below(v.len());
+            let r = registry::register_form(
+                &**w,
+                controller(),
+                RegisterFormArgs {
+                    id: id.into(),
+                    json: v[k].to_string(),
+                },
+            );
+            format!("register form {id} v{k}: {:?}", r.map(|_| ()))
+        }
+        2 => {
+            let id = FORM_IDS[rng.below(FORM_IDS.len())];
+            let r = registry::remove_form(&**w, controller(), id.into());
+            format!("remove form {id}: {r:?}")
+        }
+        3 | 4 => {
+            let id = canister_ids()[rng.below(3)];
+            let mut forms: Vec<String> = forms_now.iter().filter(|_| rng.coin()).cloned().collect();
+            if forms.is_empty() {
+                forms = forms_now.first().cloned().into_iter().collect();
+            }
+            let owner = rng.coin().then(owner);
+            let r = futures::executor::block_on(registry::register_canister(
+                &**w,
+                controller(),
+                RegisterCanisterArgs {
+                    id,
+                    label: Some("TK".into()),
+                    forms: forms.clone(),
+                    owner,
+                },
+            ));
+            format!(
+                "register canister {id} {forms:?} owner {owner:?}: {:?}",
+                r.map(|_| ())
+            )
+        }
+        5 => {
+            let id = canister_ids()[rng.below(3)];
+            let r = registry::remove_canister(&**w, controller(), id);
+            format!("remove canister {id}: {r:?}")
+        }
+        6 => {
+            // The ledger's refs forgotten, or its ICRC-3 listing turned, then a refresh that
+            // finds them changed.
+            if rng.coin() {
+                let mut s = w.state.borrow_mut();
+                if let Some(mut t) = s.targets.get(&ledger_id()) {
+                    t.refs_json = "{}".into();
+                    s.targets.insert(ledger_id(), t);
+                    s.targets_changed();
+                }
+            } else {
+                let mut l = w.ledger.borrow_mut();
+                l.icrc3 = !l.icrc3;
+            }
+            let r = futures::executor::block_on(registry::refresh_refs(&**w, controller(), None));
+            format!("refresh refs: {:?}", r.map(|_| ()))
+        }
+        7 => {
+            let all = ["current_time", "calculate", "escalate"];
+            let enabled: Vec<&str> = all.iter().copied().filter(|_| rng.coin()).collect();
+            let r = w.builtins(&enabled, &[]);
+            format!("builtins {enabled:?}: {:?}", r.map(|_| ()))
+        }
+        _ => {
+            w.upgrade();
+            "upgrade".into()
+        }
+    }
+}
+
+#[test]
+fn the_catalog_kept_across_changes_equals_one_built_from_scratch() {
+    for seed in 1..=12u64 {
+        let w = World::new().setup();
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut done = vec![];
+        for _ in 0..40 {
+            let what = step(&w, &mut rng);
+            done.push(what);
+            let label = format!("seed {seed}, steps:\n  {}", done.join("\n  "));
+            check_against_scratch(&w, &label);
+        }
+    }
+}
+
+/// A refs refresh that changes refs moves the revision and makes the canisters again, but
+/// keeps every form's parse and plans (the same entries, not copies).
+#[test]
+fn a_refs_change_keeps_the_forms_plans() {
+    let w = World::new().setup();
+    let before: Vec<std::rc::Rc<catalog::FormEntry>> = {
+        let mut s = w.state.borrow_mut();
+        catalog::current(&mut s).entries.values().cloned().collect()
+    };
+    let revision = w.state.borrow().config.get().catalog_revision;
+    {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&ledger_id()).unwrap();
+        t.refs_json = "{}".into();
+        s.targets.insert(ledger_id(), t);
+        s.targets_changed();
+    }
+    futures::executor::block_on(registry::refresh_refs(&*w, controller(), None)).unwrap();
+    let mut s = w.state.borrow_mut();
+    assert!(s.config.get().catalog_revision > revision);
+    let cat = catalog::current(&mut s);
+    assert!(cat.canisters[0].refs.contains_key("query:icrc1_fee"));
+    let after: Vec<&std::rc::Rc<catalog::FormEntry>> = cat.entries.values().collect();
+    assert_eq!(before.len(), after.len());
+    for (a, b) in before.iter().zip(after) {
+        assert!(
+            std::rc::Rc::ptr_eq(a, b),
+            "form {} was planned again",
+            a.form.id
+        );
+    }
+}
+
+/// A refresh that changes nothing leaves the revision (and so prepares awaiting name sets)
+/// alone.
+#[test]
+fn a_refresh_that_changes_nothing_keeps_the_revision() {
+    let w = World::new().setup();
+    let revision = w.state.borrow().config.get().catalog_revision;
+    futures::executor::block_on(registry::refresh_refs(&*w, controller(), None)).unwrap();
+    assert_eq!(w.state.borrow().config.get().catalog_revision, revision);
+}
+
+/// Registering a form plans that form alone: every other form's entry is kept as it was.
+#[test]
+fn registering_a_form_keeps_the_other_forms_entries() {
+    let w = World::new().setup();
+    let before: Vec<std::rc::Rc<catalog::FormEntry>> = {
+        let mut s = w.state.borrow_mut();
+        catalog::current(&mut s).entries.values().cloned().collect()
+    };
+    registry::register_form(
+        &*w,
+        controller(),
+        RegisterFormArgs {
+            id: "copy_a".into(),
+            json: renamed("icrc1", "xa").to_string(),
+        },
+    )
+    .unwrap();
+    let mut s = w.state.borrow_mut();
+    let cat = catalog::current(&mut s);
+    assert!(cat.plans.plans.contains_key("xa_balance_of"));
+    for e in &before {
+        assert!(
+            std::rc::Rc::ptr_eq(e, &cat.entries[&e.form.id]),
+            "form {} was planned again",
+            e.form.id
+        );
+    }
+}
