@@ -105,6 +105,20 @@ fn canister_schema(applicable: &[&Canister]) -> Value {
     }
     let mut ids: Vec<String> = applicable.iter().map(|c| c.id.to_text()).collect();
     ids.sort();
+    json!({
+        "type": "string",
+        "description": canister_description(applicable),
+        "enum": ids,
+    })
+}
+
+/// The longest `canister_id` description: the bus refuses a property description over 1 024
+/// characters (OpenAI's bound), and a tool may apply to up to 1 024 canisters.
+pub const MAX_CANISTER_DESCRIPTION_CHARS: usize = 900;
+
+/// "The canister to call: <id> (<label>), …." while that fits its bound; past it, the
+/// canisters that fit and how many more the enum lists (never a cut name).
+fn canister_description(applicable: &[&Canister]) -> String {
     let listed: Vec<String> = applicable
         .iter()
         .map(|c| match &c.label {
@@ -112,11 +126,29 @@ fn canister_schema(applicable: &[&Canister]) -> Value {
             None => c.id.to_text(),
         })
         .collect();
-    json!({
-        "type": "string",
-        "description": format!("The canister to call: {}.", listed.join(", ")),
-        "enum": ids,
-    })
+    let whole = format!("The canister to call: {}.", listed.join(", "));
+    if whole.chars().count() <= MAX_CANISTER_DESCRIPTION_CHARS {
+        return whole;
+    }
+    let mut out = String::from("The canister to call: ");
+    for (i, item) in listed.iter().enumerate() {
+        let more = listed.len() - i;
+        let tail = format!(" and {more} more: any value of the enum.");
+        let sep = if i == 0 { "" } else { ", " };
+        let with = out.chars().count() + sep.len() + item.chars().count();
+        // Room for this one and for the tail that would follow it.
+        let tail_after = format!(" and {} more: any value of the enum.", more - 1);
+        // (6: room for the "," or "one of" that precedes the tail.)
+        if with + tail_after.chars().count() + 6 > MAX_CANISTER_DESCRIPTION_CHARS {
+            out.push_str(if i == 0 { "one of" } else { "," });
+            out.push_str(&tail);
+            return out;
+        }
+        out.push_str(sep);
+        out.push_str(item);
+    }
+    out.push('.');
+    out
 }
 
 struct Words<'a> {
@@ -385,5 +417,54 @@ fn range_words(r: &RangeTag, unit: &str) -> String {
         (Some(a), None) => format!(", at least {a}{unit}"),
         (None, Some(b)) => format!(", at most {b}{unit}"),
         (None, None) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod canister_description_tests {
+    use super::*;
+    use candid::Principal;
+
+    fn canister(n: u64, label: Option<&str>) -> Canister {
+        let mut id = n.to_be_bytes().to_vec();
+        id.extend([1, 1]);
+        Canister {
+            id: Principal::from_slice(&id),
+            label: label.map(Into::into),
+            refs: Default::default(),
+            forms: None,
+        }
+    }
+
+    #[test]
+    fn a_short_list_names_every_canister() {
+        let cs = [canister(1, Some("TKA")), canister(2, None)];
+        let refs: Vec<&Canister> = cs.iter().collect();
+        let d = canister_description(&refs);
+        assert_eq!(
+            d,
+            format!("The canister to call: {} (TKA), {}.", cs[0].id, cs[1].id)
+        );
+    }
+
+    #[test]
+    fn a_long_list_stays_within_its_bound_and_counts_the_rest() {
+        for n in [40u64, 100, 1_024] {
+            let cs: Vec<Canister> = (0..n)
+                .map(|i| canister(i, Some(&format!("TOKEN{i}"))))
+                .collect();
+            let refs: Vec<&Canister> = cs.iter().collect();
+            let d = canister_description(&refs);
+            assert!(
+                d.chars().count() <= MAX_CANISTER_DESCRIPTION_CHARS,
+                "{n}: {d}"
+            );
+            let named = cs.iter().filter(|c| d.contains(&c.id.to_text())).count() as u64;
+            assert!(named >= 1, "{d}");
+            assert!(
+                d.ends_with(&format!(" and {} more: any value of the enum.", n - named)),
+                "{n}: {d}"
+            );
+        }
     }
 }
