@@ -345,7 +345,7 @@ fn many_canisters_of_one_form_register_and_its_canister_description_stays_within
     let named = (100..140u8)
         .filter(|n| d.contains(&p(*n).to_text()))
         .count();
-    assert!(named >= 1 && named < 40, "{d}");
+    assert!((1..40).contains(&named), "{d}");
     assert!(
         d.ends_with(&format!(" and {} more: any value of the enum.", 40 - named)),
         "{d}"
