@@ -178,9 +178,8 @@ fn transfer_input(w: &mut World, o: Owner, input: &str) -> Check<Transfer> {
     })
 }
 
-/// A distinct amount per transfer of the process (each its own intent), about one token; `_i`
-/// only names the call site's index for the reader.
-fn amount(_i: usize) -> String {
+/// A distinct amount per transfer of the process (each its own intent), about one token.
+fn amount() -> String {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
     let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("1.{k:06}")
@@ -202,7 +201,7 @@ fn transfers(
 ) -> Check {
     let (mut prepares, mut confirms) = (vec![], vec![]);
     for i in 0..count {
-        let t = transfer(w, owners[i % owners.len()], &amount(i))?;
+        let t = transfer(w, owners[i % owners.len()], &amount())?;
         prepares.push(t.prepare);
         confirms.push(t.confirm);
     }
@@ -377,7 +376,7 @@ fn list_whole(w: &mut World) -> Check<(u64, usize)> {
 
 /// The bus on the world as it is: a selection, a turn begun and a step in it.
 fn bus(run: &mut Run, w: &mut World, group: &str, label: &str) -> Check {
-    let (c, owner, host) = (w.p.controller, w.p.owner, w.host.0);
+    let (c, owner) = (w.p.controller, w.p.owner);
     w.host
         .set_builtins(
             w.b.as_mut(),
@@ -455,7 +454,6 @@ fn bus(run: &mut Run, w: &mut World, group: &str, label: &str) -> Check {
         step,
         None,
     );
-    let _ = host;
     Ok(())
 }
 
@@ -540,8 +538,8 @@ pub fn quick(run: &mut Run) -> Check {
         .to_vec();
     let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
     let os = owners(&mut w, 3, 100)?;
-    for (i, o) in os.iter().enumerate() {
-        transfer(&mut w, *o, &amount(900 + i))?;
+    for o in &os {
+        transfer(&mut w, *o, &amount())?;
     }
     let g = "transfers";
     transfers(run, &mut w, &os, 24, g, "")?;
@@ -552,8 +550,8 @@ pub fn quick(run: &mut Run) -> Check {
         list,
         Some(GOAL_LIST_PAGE),
     );
-    let base = reconcile_tick(&mut w, 0, &amount(0))?;
-    let scanned = reconcile_tick(&mut w, 50, &amount(0))?;
+    let base = reconcile_tick(&mut w, 0, &amount())?;
+    let scanned = reconcile_tick(&mut w, 50, &amount())?;
     run.put(g, "a reconcile tick (nothing else in the log)", base, None);
     run.put_unit(
         g,
@@ -626,9 +624,9 @@ fn steady(run: &mut Run) -> Check {
 fn growth_blocks(run: &mut Run) -> Check {
     let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
     let g = "growth: blocks scanned";
-    let base = reconcile_tick(&mut w, 0, &amount(0))?;
-    for (i, blocks) in [10u64, 100, 1_000].into_iter().enumerate() {
-        let tick = reconcile_tick(&mut w, blocks, &amount(i))?;
+    let base = reconcile_tick(&mut w, 0, &amount())?;
+    for blocks in [10u64, 100, 1_000] {
+        let tick = reconcile_tick(&mut w, blocks, &amount())?;
         run.put(
             g,
             format!("a reconcile tick past {blocks} other blocks"),
@@ -652,9 +650,9 @@ fn growth_input(run: &mut Run) -> Check {
     let os = owners(&mut w, 1, 100)?;
     transfer(&mut w, os[0], "1")?;
     let g = "growth: input bytes";
-    for (i, size) in [128usize, 8 << 10, 60 << 10].into_iter().enumerate() {
+    for size in [128usize, 8 << 10, 60 << 10] {
         // The same transfer, padded with spaces (whitespace a model may send) to `size` bytes.
-        let input = w.transfer_input(&w.amt(&amount(i)));
+        let input = w.transfer_input(&w.amt(&amount()));
         let padded = format!("{}{}", " ".repeat(size.saturating_sub(input.len())), input);
         let t = transfer_input(&mut w, os[0], &padded)?;
         run.put(
@@ -719,7 +717,7 @@ fn growth_forms(run: &mut Run) -> Check {
             owner: w.p.owner,
             agent: w.p.agent,
         }];
-        let first = transfer(&mut w, os[0], &amount(target as usize))?;
+        let first = transfer(&mut w, os[0], &amount())?;
         run.put(
             g,
             format!("the first prepare after that upgrade, {target} forms"),
@@ -827,7 +825,7 @@ fn scale(run: &mut Run) -> Check {
         stages.push(run.max_intents);
     }
     let mut bytes_before = None;
-    for (k, target) in stages.into_iter().enumerate() {
+    for target in stages {
         while filled < target {
             let batch = (target - filled).min(20_000);
             let _: (u64,) = w.b.update_typed(host, c, "bench_fill", (template, batch))?;
@@ -854,7 +852,7 @@ fn scale(run: &mut Run) -> Check {
         );
         let label = format!(", {target} intents");
         transfers(run, &mut w, &os, 20, g, &label)?;
-        let tick = reconcile_tick(&mut w, 100, &amount(5_000 + k))?;
+        let tick = reconcile_tick(&mut w, 100, &amount())?;
         run.put(
             g,
             format!("a reconcile tick past 100 blocks{label}"),
