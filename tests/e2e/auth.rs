@@ -311,6 +311,11 @@ fn matrix(w: &mut World) -> Check {
             Box::new(|w, c| got(plain(h.list_tools(w.b(), c)))),
         ),
         (
+            "list_tools_page",
+            PUBLIC,
+            Box::new(|w, c| got(h.list_tools_page(w.b(), c, Default::default()))),
+        ),
+        (
             "refresh_refs",
             ADMIN_UPDATE,
             Box::new(|w, c| got(h.refresh_refs(w.b(), c, None))),

@@ -20,6 +20,10 @@ pub fn scenarios() -> Vec<Scenario> {
             list_tools_without_an_argument_is_the_mcp_list,
         ),
         Scenario::new(
+            "bus::list_tools_page_pages_through_the_whole_list_and_refuses_a_stale_cursor",
+            list_tools_page_pages_through_the_whole_list_and_refuses_a_stale_cursor,
+        ),
+        Scenario::new(
             "bus::current_time_answers_in_a_zone",
             current_time_answers_in_a_zone,
         ),
@@ -130,6 +134,84 @@ fn list_tools_without_an_argument_is_the_mcp_list(w: &mut World) -> Check {
     let v: Value = serde_json::from_str(&openai)
         .map_err(|e| tool_host_tests::check::Fail::Failed(format!("openai: {e}")))?;
     ensure_eq!(v[0]["type"], "function", "{openai}");
+    Ok(())
+}
+
+fn json_of(text: &str) -> Check<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| tool_host_tests::check::Fail::Failed(format!("not JSON: {e}: {text}")))
+}
+
+/// Pages of 1 KiB as the anonymous caller: every tool once, in the order of `list_tools`, no
+/// page over the bound unless it holds one tool; the cursor refused once a builtin changes the
+/// list; bounds and cursors the host did not give refused.
+fn list_tools_page_pages_through_the_whole_list_and_refuses_a_stale_cursor(w: &mut World) -> Check {
+    let anon = candid::Principal::anonymous();
+    let whole = json_of(&w.host.list_tools(w.b.as_mut(), anon)?)?;
+    let args = |cursor: Option<String>, max: Option<u32>| ListToolsArgs {
+        format: None,
+        cursor,
+        max_bytes: max,
+    };
+    let mut seen: Vec<Value> = vec![];
+    let mut cursor = None;
+    let mut pages = 0;
+    let mut second = None;
+    loop {
+        let p = w
+            .host
+            .list_tools_page(w.b.as_mut(), anon, args(cursor.clone(), Some(1024)))?
+            .ok_or_fail("list_tools_page")?;
+        ensure!(
+            p.tools.len() <= 1024 || p.count == 1,
+            "a page of {} tools is {} bytes",
+            p.count,
+            p.tools.len()
+        );
+        let v = json_of(&p.tools)?;
+        ensure_eq!(v.as_array().map(Vec::len), Some(p.count as usize), "count");
+        seen.extend(v.as_array().cloned().unwrap_or_default());
+        pages += 1;
+        if pages == 1 {
+            second = p.next.clone();
+        }
+        cursor = p.next;
+        if cursor.is_none() {
+            break;
+        }
+        ensure!(pages < 500, "pages without end");
+    }
+    ensure_eq!(Value::Array(seen), whole, "the pages are the whole list");
+    ensure!(pages > 2, "{pages} pages of 1 KiB");
+    let controller = w.p.controller;
+    w.host
+        .set_builtins(
+            w.b.as_mut(),
+            controller,
+            BuiltinSettings {
+                enabled: vec!["calculate".into()],
+                pinned: vec![],
+                unpinned: None,
+                default_time_zone: None,
+            },
+        )?
+        .ok_or_fail("set_builtins")?;
+    let stale = w
+        .host
+        .list_tools_page(w.b.as_mut(), anon, args(second, Some(1024)))?;
+    refused(
+        stale,
+        "STALE_CURSOR",
+        "a cursor of the list before calculate",
+    )?;
+    let big = w
+        .host
+        .list_tools_page(w.b.as_mut(), anon, args(None, Some(2 << 20)))?;
+    refused(big, "INVALID_ARGUMENT", "max_bytes over 1 MiB")?;
+    let forged = w
+        .host
+        .list_tools_page(w.b.as_mut(), anon, args(Some("0.61".into()), None))?;
+    refused(forged, "INVALID_ARGUMENT", "a cursor the host did not give")?;
     Ok(())
 }
 

@@ -145,6 +145,16 @@ impl ToolHost {
             .map(|(r,)| r)
     }
 
+    pub fn list_tools_page(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        args: ListToolsArgs,
+    ) -> Result<Api<ToolsPage>> {
+        b.query_typed(self.0, caller, "list_tools_page", (args,))
+            .map(|(r,)| r)
+    }
+
     pub fn describe_tools(self, b: &mut dyn Backend, caller: Principal) -> Result<Vec<ToolInfo>> {
         b.query_typed(self.0, caller, "describe_tools", ())
             .map(|(r,)| r)

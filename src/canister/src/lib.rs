@@ -127,6 +127,13 @@ fn list_tools(format: Option<ToolFormat>) -> String {
     bus::list_tools(&Ic, format)
 }
 
+/// The tools in pages of whole tools bounded in bytes; a host with many forms and canisters
+/// answers `list_tools` past the IC's reply limit, this always within it.
+#[query]
+fn list_tools_page(args: ListToolsArgs) -> ToolsPageResult {
+    bus::list_tools_page(&Ic, args).into()
+}
+
 #[query]
 fn describe_tools() -> Vec<ToolInfo> {
     bus::describe_tools(&Ic)

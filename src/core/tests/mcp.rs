@@ -375,34 +375,80 @@ fn a_reply_over_its_bound_is_refused_never_cut() {
 }
 
 fn named(n: usize) -> Vec<Value> {
+    sized(n, 0)
+}
+
+/// `n` tools sorted by name, each with a description of `chars` characters.
+fn sized(n: usize, chars: usize) -> Vec<Value> {
     let mut names: Vec<String> = (0..n).map(|i| format!("tool_{i:03}")).collect();
     names.sort();
-    names.into_iter().map(|n| json!({ "name": n })).collect()
+    names
+        .into_iter()
+        .map(|n| json!({ "name": n, "description": "d".repeat(chars) }))
+        .collect()
+}
+
+/// Every page of `tools` from the first.
+fn pages_of(tools: &[Value]) -> Vec<Value> {
+    let texts: Vec<(String, String)> = tools
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t.to_string()))
+        .collect();
+    let kept: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let mut pages = vec![];
+    let mut after: Option<String> = None;
+    loop {
+        let page = list_page(&kept, after.as_deref()).unwrap();
+        let next = page.get("nextCursor").cloned();
+        pages.push(page);
+        match next {
+            Some(c) => {
+                let params = json!({ "cursor": c });
+                after = list_after(Some(&params)).unwrap();
+            }
+            None => return pages,
+        }
+        assert!(pages.len() <= tools.len());
+    }
+}
+
+/// Large tools: a page holds at most `PAGE_BYTES` of them (one alone when larger), whole.
+#[test]
+fn tools_list_pages_are_bounded_in_bytes() {
+    let tools = sized(20, PAGE_BYTES / 5);
+    let pages = pages_of(&tools);
+    let mut seen = Vec::new();
+    for page in &pages {
+        let items = page["tools"].as_array().unwrap();
+        let bytes: usize = items.iter().map(|t| t.to_string().len()).sum();
+        assert!(bytes <= PAGE_BYTES || items.len() == 1, "{bytes}");
+        assert!(page.to_string().len() < MAX_REPLY_BYTES);
+        seen.extend(items.iter().cloned());
+    }
+    assert_eq!(seen, tools);
+    assert_eq!(pages.len(), 5, "four of a fifth of the bound each");
+    let huge = sized(3, PAGE_BYTES + 10);
+    let pages = pages_of(&huge);
+    assert_eq!(pages.len(), 3);
+    assert_eq!(pages[1]["tools"][0], huge[1]);
 }
 
 #[test]
 fn tools_list_pages_with_an_opaque_cursor() {
     let tools = named(PAGE_SIZE * 2 + 5);
+    let pages = pages_of(&tools);
     let mut seen = Vec::new();
-    let mut after: Option<String> = None;
-    let mut pages = 0;
-    loop {
-        let page = list_page(&tools, after.as_deref());
+    for page in &pages {
         let items = page["tools"].as_array().unwrap();
         assert!(items.len() <= PAGE_SIZE);
         seen.extend(items.iter().cloned());
-        pages += 1;
-        match page.get("nextCursor") {
-            Some(c) => {
-                let params = json!({ "cursor": c });
-                after = list_after(Some(&params)).unwrap();
-            }
-            None => break,
-        }
     }
-    assert_eq!(pages, 3);
+    assert_eq!(pages.len(), 3);
     assert_eq!(seen, tools);
-    let one = list_page(&named(3), None);
+    let one = &pages_of(&named(3))[0];
     assert!(one.get("nextCursor").is_none());
     assert_eq!(list_after(None).unwrap(), None);
     assert_eq!(list_after(Some(&json!({}))).unwrap(), None);

@@ -121,8 +121,12 @@ pub struct Bus {
     pub zone: String,
     /// Prepare tools (a selection that offers one offers `commit` too).
     pub prepare_tools: std::collections::BTreeSet<String>,
-    /// `list_tools`'s MCP answer, rendered once.
-    pub mcp: String,
+    /// Each tool of `decls` in MCP's shape as compact JSON, rendered once: `list_tools` and
+    /// `list_tools_page` copy them.
+    pub mcp_items: Vec<String>,
+    /// The catalog's fingerprint (`bus::page::fingerprint` of `mcp_items`): a page's cursor
+    /// carries it.
+    pub fingerprint: u64,
 }
 
 impl Bus {
@@ -186,15 +190,19 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig) -> Bus {
         .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
         .map(|p| p.name.clone())
         .collect();
-    let refs: Vec<&ToolDecl> = decls.iter().collect();
-    let mcp = render(&refs, ToolFormat::Mcp);
+    let mcp_items: Vec<String> = decls
+        .iter()
+        .map(|d| tool_host_core::bus::page::render_one(d, ToolFormat::Mcp))
+        .collect();
+    let fingerprint = tool_host_core::bus::page::fingerprint(mcp_items.iter().map(String::as_str));
     Bus {
         decls,
         pinned,
         builtins,
         zone,
         prepare_tools,
-        mcp,
+        mcp_items,
+        fingerprint,
     }
 }
 

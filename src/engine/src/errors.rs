@@ -32,11 +32,14 @@ pub enum ErrorCode {
     NotOffered,
     /// A call in a turn that `finish` finished.
     TurnFinished,
+    /// A `list_tools_page` cursor given for another tool list (forms, canisters, refs or
+    /// builtin settings changed, or an upgrade changed a tool): start again from the first page.
+    StaleCursor,
 }
 
 impl ErrorCode {
     /// Every code, in the order docs/canister.md lists them.
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 20] = [
         ErrorCode::Anonymous,
         ErrorCode::NotAuthorized,
         ErrorCode::NotOwner,
@@ -56,6 +59,7 @@ impl ErrorCode {
         ErrorCode::Custody,
         ErrorCode::NotOffered,
         ErrorCode::TurnFinished,
+        ErrorCode::StaleCursor,
     ];
 
     /// The code as clients read it in `ApiError.code`.
@@ -80,6 +84,7 @@ impl ErrorCode {
             ErrorCode::Custody => "CUSTODY",
             ErrorCode::NotOffered => "NOT_OFFERED",
             ErrorCode::TurnFinished => "TURN_FINISHED",
+            ErrorCode::StaleCursor => "STALE_CURSOR",
         }
     }
 }
@@ -141,7 +146,8 @@ mod tests {
             | ErrorCode::Retry
             | ErrorCode::Custody
             | ErrorCode::NotOffered
-            | ErrorCode::TurnFinished => ErrorCode::ALL.contains(&code),
+            | ErrorCode::TurnFinished
+            | ErrorCode::StaleCursor => ErrorCode::ALL.contains(&code),
         }
     }
 

@@ -12,7 +12,6 @@ use crate::tokens::{self, Bearer};
 use crate::types::{ApiError, CallToolArgs, HeaderField, HttpRequest, HttpResponse};
 use serde_bytes::ByteBuf;
 use serde_json::{json, Value};
-use tool_host_core::bus::render::{shape, ToolFormat};
 use tool_host_core::mcp::{self as core, HttpIn, HttpOut, Message, Messages, Request, RpcError};
 
 const INSTRUCTIONS: &str = "Tools of an on-chain tool host, acting for the owner that issued your token. \
@@ -153,22 +152,22 @@ fn local<R: Runtime>(rt: &R, r: &Request, _version: &str) -> Result<Value, RpcEr
         "ping" => Ok(json!({})),
         "tools/list" => {
             let after = core::list_after(r.params.as_ref())?;
-            Ok(core::list_page(&tools(rt), after.as_deref()))
+            let bus = rt.with_state(crate::catalog::bus);
+            core::list_page(&tools(&bus), after.as_deref())
         }
         other => Err(RpcError::method_not_found(other)),
     }
 }
 
-/// The bus's tools as MCP has them, sorted by name (those MCP cannot call left out).
-pub fn tools<R: Runtime>(rt: &R) -> Vec<Value> {
-    let bus = rt.with_state(crate::catalog::bus);
-    let mut decls: Vec<_> = bus
-        .decls
+/// The bus's tools as MCP has them (name, compact JSON kept with the catalog), sorted by name,
+/// those MCP cannot call left out.
+fn tools(bus: &crate::catalog::Bus) -> Vec<(&str, &str)> {
+    bus.decls
         .iter()
-        .filter(|d| !NOT_OVER_MCP.contains(&d.name.as_str()))
-        .collect();
-    decls.sort_by(|a, b| a.name.cmp(&b.name));
-    decls.iter().map(|d| shape(d, ToolFormat::Mcp)).collect()
+        .zip(&bus.mcp_items)
+        .filter(|(d, _)| !NOT_OVER_MCP.contains(&d.name.as_str()))
+        .map(|(d, t)| (d.name.as_str(), t.as_str()))
+        .collect()
 }
 
 /// `tools/call`: the tool run by the token's principal for its owner, outside any turn. An

@@ -297,6 +297,31 @@ pub enum ToolFormat {
     JsonSchema,
 }
 
+/// `list_tools_page`'s argument.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ListToolsArgs {
+    /// MCP when absent.
+    pub format: Option<ToolFormat>,
+    /// The `next` of the page before; the first page when absent.
+    pub cursor: Option<String>,
+    /// The page's text at most this many bytes (24 576 when absent; 1 024 to 1 048 576). A
+    /// tool larger than the bound comes alone on its page, whole.
+    pub max_bytes: Option<u32>,
+}
+
+/// A page of the tool list.
+#[derive(CandidType, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ToolsPage {
+    /// The page's tools in the format: a JSON array (compact), or a Markdown listing.
+    pub tools: String,
+    /// The tools on this page.
+    pub count: u32,
+    /// The tools in the whole list.
+    pub total: u32,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    pub next: Option<String>,
+}
+
 impl From<ToolFormat> for tool_host_core::bus::ToolFormat {
     fn from(f: ToolFormat) -> Self {
         use tool_host_core::bus::ToolFormat as F;
@@ -577,6 +602,8 @@ named_results! {
     ToolInfosResult(Vec<ToolInfo>);
     /// `missing_tools`.
     NamesResult(Vec<String>);
+    /// `list_tools_page`.
+    ToolsPageResult(ToolsPage);
     UsageResult(Vec<ToolUsage>);
     /// `set_builtins` (the settings now in force).
     BuiltinsResult(BuiltinsView);

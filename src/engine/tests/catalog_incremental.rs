@@ -118,8 +118,8 @@ fn fingerprint(c: &catalog::Catalog) -> String {
 
 fn bus_fingerprint(b: &catalog::Bus) -> String {
     format!(
-        "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{}",
-        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.mcp
+        "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}\n{}",
+        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.mcp_items, b.fingerprint
     )
 }
 

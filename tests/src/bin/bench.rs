@@ -73,10 +73,22 @@ fn measure(
     Ok(run.figures)
 }
 
+/// The host's stack: decoding the replies of a host with 50 forms (Candid, JSON of ~700 KB)
+/// recurses deeper than the main thread's 8 MiB allow.
+const STACK_BYTES: usize = 1 << 30;
+
 fn main() -> ExitCode {
-    match real_main() {
-        Ok(code) => code,
-        Err(e) => {
+    let run = std::thread::Builder::new()
+        .name("bench".into())
+        .stack_size(STACK_BYTES)
+        .spawn(real_main)
+        .map_err(|e| format!("cannot start the bench thread: {e}"));
+    match run.and_then(|t| {
+        t.join()
+            .map_err(|_| "the bench thread panicked".to_string())
+    }) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) | Err(e) => {
             eprintln!("bench: {e}");
             ExitCode::FAILURE
         }

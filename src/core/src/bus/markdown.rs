@@ -9,23 +9,34 @@ use serde_json::Value;
 pub const CALL_LINE: &str = "To call a tool, reply with one JSON object and nothing else: {\"tool\": \"<tool name>\", \"input\": {<the inputs by name>}}.";
 
 pub(super) fn render(decls: &[&ToolDecl]) -> String {
+    let mut out = header();
+    for d in decls {
+        section(d, &mut out);
+    }
+    out
+}
+
+/// What every Markdown listing (and every page of one) starts with.
+pub(super) fn header() -> String {
     let mut out = String::from("# Tools\n\n");
     out.push_str(CALL_LINE);
     out.push('\n');
-    for d in decls {
-        out.push_str(&format!("\n## {}\n\n", d.name));
-        if !d.title.is_empty() && d.title != d.name {
-            out.push_str(&format!("**{}**\n\n", d.title));
-        }
-        out.push_str(d.description.trim());
-        out.push_str("\n\nInputs:\n\n");
-        let before = out.len();
-        inputs(&d.input_schema, 0, &mut out);
-        if out.len() == before {
-            out.push_str("- none\n");
-        }
-    }
     out
+}
+
+/// One tool's part of a listing: its heading, title, description and inputs.
+pub(super) fn section(d: &ToolDecl, out: &mut String) {
+    out.push_str(&format!("\n## {}\n\n", d.name));
+    if !d.title.is_empty() && d.title != d.name {
+        out.push_str(&format!("**{}**\n\n", d.title));
+    }
+    out.push_str(d.description.trim());
+    out.push_str("\n\nInputs:\n\n");
+    let before = out.len();
+    inputs(&d.input_schema, 0, out);
+    if out.len() == before {
+        out.push_str("- none\n");
+    }
 }
 
 fn inputs(schema: &Value, depth: usize, out: &mut String) {

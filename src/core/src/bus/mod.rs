@@ -6,6 +6,7 @@ mod check;
 pub mod decl;
 mod markdown;
 mod overlap;
+pub mod page;
 pub mod render;
 mod review;
 pub mod select;

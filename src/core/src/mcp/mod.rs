@@ -41,6 +41,9 @@ pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
 pub const MAX_BATCH: usize = 16;
 /// Tools in one `tools/list` page.
 pub const PAGE_SIZE: usize = 32;
+/// The JSON of one `tools/list` page's tools at most (a tool larger comes alone): far inside
+/// [`MAX_REPLY_BYTES`] whatever the forms declare.
+pub const PAGE_BYTES: usize = 256 * 1024;
 /// A cursor's bound (hex of a tool name of at most 128 bytes).
 pub const MAX_CURSOR_BYTES: usize = 256;
 
@@ -99,30 +102,34 @@ pub fn list_after(params: Option<&Value>) -> Result<Option<String>, RpcError> {
     Ok(Some(name))
 }
 
-/// A page of `tools` (sorted by name): those after `after`, at most [`PAGE_SIZE`], and
-/// `nextCursor` when more follow. The cursor is the last name given (hex): a tool added or
-/// removed between pages moves no other tool in or out of later pages.
-pub fn list_page(tools: &[Value], after: Option<&str>) -> Value {
-    let name = |t: &Value| {
-        t.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
+/// A page of `tools` (name and compact JSON, sorted by name): those after `after`, at most
+/// [`PAGE_SIZE`] and [`PAGE_BYTES`] of JSON (at least one, whole), and `nextCursor` when more
+/// follow. The cursor is the last name given (hex): a tool added or removed between pages moves
+/// no other tool in or out of later pages. Only the page's tools are parsed.
+pub fn list_page(tools: &[(&str, &str)], after: Option<&str>) -> Result<Value, RpcError> {
     let start = match after {
-        Some(a) => tools.partition_point(|t| name(t).as_str() <= a),
+        Some(a) => tools.partition_point(|(name, _)| *name <= a),
         None => 0,
     };
-    let page: Vec<Value> = tools.iter().skip(start).take(PAGE_SIZE).cloned().collect();
+    let mut page = vec![];
+    let mut bytes = 0;
+    for (_, json) in tools.iter().skip(start).take(PAGE_SIZE) {
+        if !page.is_empty() && bytes + json.len() > PAGE_BYTES {
+            break;
+        }
+        bytes += json.len();
+        let v: Value = serde_json::from_str(json)
+            .map_err(|e| RpcError::internal(format!("a kept tool is not JSON: {e}")))?;
+        page.push(v);
+    }
     let mut out = Map::new();
-    let more = start + page.len() < tools.len();
-    if more {
-        if let Some(last) = page.last() {
-            out.insert("nextCursor".into(), json!(hex::encode(name(last))));
+    if start + page.len() < tools.len() {
+        if let Some((last, _)) = tools.get(start + page.len().max(1) - 1) {
+            out.insert("nextCursor".into(), json!(hex::encode(last)));
         }
     }
     out.insert("tools".into(), Value::Array(page));
-    Value::Object(out)
+    Ok(Value::Object(out))
 }
 
 /// `tools/call`'s params: the tool's name and its arguments as JSON text (`{}` when absent).

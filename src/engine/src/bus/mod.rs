@@ -30,12 +30,80 @@ pub const MAX_NAME_BYTES: usize = 128;
 pub fn list_tools<R: Runtime>(rt: &R, format: Option<ToolFormat>) -> String {
     let bus = rt.with_state(catalog::bus);
     match format.unwrap_or(ToolFormat::Mcp) {
-        ToolFormat::Mcp => bus.mcp.clone(),
+        ToolFormat::Mcp => {
+            let mut out =
+                String::with_capacity(2 + bus.mcp_items.iter().map(|t| t.len() + 1).sum::<usize>());
+            out.push('[');
+            for (i, t) in bus.mcp_items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(t);
+            }
+            out.push(']');
+            out
+        }
         f => {
             let all: Vec<&ToolDecl> = bus.decls.iter().collect();
             bus.render(&all, f.into())
         }
     }
+}
+
+/// `list_tools_page`: the tools after the cursor, whole, as many as fit the page's bound, for
+/// anyone. MCP pages copy the renderings kept with the catalog; the other formats render only
+/// the page's tools.
+pub fn list_tools_page<R: Runtime>(rt: &R, args: ListToolsArgs) -> ApiResult<ToolsPage> {
+    use std::borrow::Cow;
+    use tool_host_core::bus::page::{self, CursorError, MAX_PAGE_BYTES, MIN_PAGE_BYTES};
+    let max_bytes = match args.max_bytes {
+        None => page::DEFAULT_PAGE_BYTES,
+        Some(n) if (MIN_PAGE_BYTES..=MAX_PAGE_BYTES).contains(&(n as usize)) => n as usize,
+        Some(n) => {
+            return Err(err(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "max_bytes is {MIN_PAGE_BYTES} to {MAX_PAGE_BYTES} (absent: {}); {n} is not",
+                    page::DEFAULT_PAGE_BYTES
+                ),
+            ))
+        }
+    };
+    let bus = rt.with_state(catalog::bus);
+    let after = match args.cursor.as_deref() {
+        None => None,
+        Some(c) => match page::read_cursor(c, bus.fingerprint) {
+            Ok(name) => Some(name),
+            Err(CursorError::Malformed(m)) => return Err(err(ErrorCode::InvalidArgument, m)),
+            Err(CursorError::Stale) => {
+                return Err(err(
+                    ErrorCode::StaleCursor,
+                    "the tool list changed since this cursor was given (a form, canister, refs \
+                     or builtin setting, or an upgrade changed a tool): start again without a cursor",
+                ))
+            }
+        },
+    };
+    let format: tool_host_core::bus::ToolFormat = args.format.unwrap_or(ToolFormat::Mcp).into();
+    let kept = format == tool_host_core::bus::ToolFormat::Mcp;
+    let p = page::page(
+        &bus.decls,
+        after.as_deref(),
+        format,
+        max_bytes,
+        |i, d| match (kept, bus.mcp_items.get(i)) {
+            (true, Some(t)) => Cow::Borrowed(t.as_str()),
+            _ => Cow::Owned(page::render_one(d, format)),
+        },
+    );
+    Ok(ToolsPage {
+        tools: p.text,
+        count: p.count as u32,
+        total: bus.decls.len() as u32,
+        next: p
+            .next_after
+            .map(|last| page::cursor(bus.fingerprint, &last)),
+    })
 }
 
 pub fn info(bus: &Bus, d: &ToolDecl) -> ToolInfo {

@@ -1,0 +1,158 @@
+//! The tool list in pages bounded in bytes, so that a host with many forms and canisters answers
+//! within the IC's reply limit and a page costs what its bytes cost (50 instructions each on the
+//! IC), not what the whole list does. A page holds whole tools; the cursor names the catalog it
+//! was cut from (a fingerprint) and the last tool given, so a list that changed between pages is
+//! refused rather than stitched from two catalogs.
+
+use super::decl::ToolDecl;
+use super::markdown;
+use super::render::{shape, ToolFormat};
+use std::borrow::Cow;
+
+/// A page's text when the caller names no bound: a page of MCP tools then costs about 2 M
+/// instructions on the IC (docs/perf.md).
+pub const DEFAULT_PAGE_BYTES: usize = 24 * 1024;
+/// The bounds a caller may name.
+pub const MIN_PAGE_BYTES: usize = 1024;
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+/// A cursor's text at most: the fingerprint, a dot, and a name (128 bytes at most) in hex.
+pub const MAX_CURSOR_BYTES: usize = 16 + 1 + 2 * 128;
+
+/// One tool as a page holds it: its shape as compact JSON, or its Markdown section.
+pub fn render_one(d: &ToolDecl, format: ToolFormat) -> String {
+    if format == ToolFormat::Markdown {
+        let mut out = String::new();
+        markdown::section(d, &mut out);
+        return out;
+    }
+    // A Value never fails to serialize.
+    serde_json::to_string(&shape(d, format)).unwrap_or_default()
+}
+
+/// What a page's text is besides its tools: `[`, `]` and the commas of a JSON array, or the
+/// Markdown header.
+fn frame(format: ToolFormat) -> (String, &'static str, &'static str) {
+    match format {
+        ToolFormat::Markdown => (markdown::header(), "", ""),
+        _ => ("[".to_string(), ",", "]"),
+    }
+}
+
+/// A page of the list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// The page's tools in the format: a JSON array, or a Markdown listing.
+    pub text: String,
+    /// How many tools it holds.
+    pub count: usize,
+    /// The last tool's name when more follow (the next page starts after it).
+    pub next_after: Option<String>,
+}
+
+/// The tools of `decls` (sorted by name) after `after`, whole, as many as fit `max_bytes`
+/// (at least one: a tool larger than the bound comes alone, never cut). `item` gives a tool's
+/// rendering (`render_one`, or one kept from an earlier rendering).
+pub fn page<'a, F>(
+    decls: &'a [ToolDecl],
+    after: Option<&str>,
+    format: ToolFormat,
+    max_bytes: usize,
+    mut item: F,
+) -> Page
+where
+    F: FnMut(usize, &'a ToolDecl) -> Cow<'a, str>,
+{
+    let start = match after {
+        Some(a) => decls.partition_point(|d| d.name.as_str() <= a),
+        None => 0,
+    };
+    let (mut text, sep, end) = frame(format);
+    let mut count = 0;
+    for (i, d) in decls.iter().enumerate().skip(start) {
+        let t = item(i, d);
+        let grown = text.len() + if count > 0 { sep.len() } else { 0 } + t.len() + end.len();
+        if count > 0 && grown > max_bytes {
+            break;
+        }
+        if count > 0 {
+            text.push_str(sep);
+        }
+        text.push_str(&t);
+        count += 1;
+    }
+    text.push_str(end);
+    let next_after = (start + count < decls.len())
+        .then(|| decls[start + count - 1].name.clone())
+        .filter(|_| count > 0);
+    Page {
+        text,
+        count,
+        next_after,
+    }
+}
+
+/// A fingerprint of a catalog's tools (their MCP renderings, in order): a cursor carries it so
+/// that a page is not joined to one of another catalog. Not a defence against a chosen
+/// collision (whoever could choose one registers forms, and a page cut by name stays whole).
+pub fn fingerprint<'a>(items: impl IntoIterator<Item = &'a str>) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |w: u64| h = (h ^ w).wrapping_mul(K).rotate_left(31);
+    for s in items {
+        let b = s.as_bytes();
+        let mut chunks = b.chunks_exact(8);
+        for c in &mut chunks {
+            mix(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        mix(u64::from_le_bytes(last));
+        // The length ends each item, so that moving bytes between items changes the hash.
+        mix(b.len() as u64);
+    }
+    h
+}
+
+/// The cursor of the page after the one that ended with `last`.
+pub fn cursor(fingerprint: u64, last: &str) -> String {
+    format!("{fingerprint:016x}.{}", hex::encode(last))
+}
+
+/// Why a cursor is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CursorError {
+    /// Not a cursor this host gave.
+    Malformed(String),
+    /// Given for another catalog: the list changed since (a form, canister, refs or builtin
+    /// setting, or an upgrade that changed a tool); start again from the first page.
+    Stale,
+}
+
+/// The name a cursor says the next page starts after, checked against the catalog's
+/// fingerprint.
+pub fn read_cursor(cursor: &str, fingerprint: u64) -> Result<String, CursorError> {
+    let bad =
+        |why: &str| CursorError::Malformed(format!("the cursor is not one this host gave: {why}"));
+    if cursor.len() > MAX_CURSOR_BYTES {
+        return Err(bad(&format!(
+            "{} bytes, over {MAX_CURSOR_BYTES}",
+            cursor.len()
+        )));
+    }
+    let (fp, name) = cursor
+        .split_once('.')
+        .ok_or_else(|| bad("no `.` after the fingerprint"))?;
+    if fp.len() != 16 || !fp.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad("the fingerprint is not 16 hex digits"));
+    }
+    let fp = u64::from_str_radix(fp, 16).map_err(|_| bad("the fingerprint is not hex"))?;
+    let name = hex::decode(name).map_err(|_| bad("the name is not hex"))?;
+    let name = String::from_utf8(name).map_err(|_| bad("the name is not UTF-8"))?;
+    if name.is_empty() {
+        return Err(bad("the name is empty"));
+    }
+    if fp != fingerprint {
+        return Err(CursorError::Stale);
+    }
+    Ok(name)
+}

@@ -1,0 +1,207 @@
+//! The tool list in pages (`bus::page`): every tool once, in order, whole; each page within its
+//! bound unless one tool alone is larger; the pages together are the whole list in every
+//! format; cursors read back, and refuse what the host did not give or another catalog's.
+
+mod common;
+use common::*;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use tool_host_core::builtin::Builtin;
+use tool_host_core::bus::page::{self, CursorError, Page};
+use tool_host_core::bus::{host_decls, render, ToolDecl, ToolFormat, ToolSource};
+use tool_host_core::packs::pack;
+use tool_host_core::plan::build_tool_plans;
+
+/// The packs' tools and the builtins, sorted by name as the bus holds them.
+fn decls() -> Vec<ToolDecl> {
+    let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+    let mut d = host_decls(&plans, &[ledger()]);
+    d.extend(Builtin::ALL.map(|b| b.decl("UTC")));
+    d.sort_by(|a, b| a.name.cmp(&b.name));
+    d
+}
+
+fn big(name: &str, chars: usize) -> ToolDecl {
+    ToolDecl {
+        name: name.into(),
+        title: name.into(),
+        description: "x".repeat(chars),
+        effect: None,
+        input_schema: json!({"type": "object", "properties": {}}),
+        output_schema: None,
+        source: ToolSource::Builtin,
+    }
+}
+
+fn one_page(decls: &[ToolDecl], after: Option<&str>, f: ToolFormat, max: usize) -> Page {
+    page::page(decls, after, f, max, |_, d| {
+        Cow::Owned(page::render_one(d, f))
+    })
+}
+
+/// Every page from the first, with the names each held.
+fn walk(decls: &[ToolDecl], f: ToolFormat, max: usize) -> Vec<Page> {
+    let mut pages = vec![];
+    let mut after: Option<String> = None;
+    loop {
+        let p = one_page(decls, after.as_deref(), f, max);
+        let next = p.next_after.clone();
+        pages.push(p);
+        match next {
+            Some(n) => after = Some(n),
+            None => return pages,
+        }
+        assert!(pages.len() <= decls.len(), "pages without end");
+    }
+}
+
+fn check_walk(decls: &[ToolDecl], f: ToolFormat, max: usize) {
+    let pages = walk(decls, f, max);
+    for p in &pages {
+        assert!(
+            p.count >= 1 || decls.is_empty(),
+            "an empty page before the end"
+        );
+        assert!(
+            p.text.len() <= max || p.count == 1,
+            "{f:?} page of {} tools is {} bytes, over {max}",
+            p.count,
+            p.text.len()
+        );
+    }
+    let refs: Vec<&ToolDecl> = decls.iter().collect();
+    let whole = render(&refs, f);
+    if f == ToolFormat::Markdown {
+        // Each page is the header and its sections; the sections together are the whole's.
+        let header_len = whole.find("\n## ").unwrap_or(whole.len());
+        let header = &whole[..header_len];
+        let mut joined = header.to_string();
+        for p in &pages {
+            assert!(p.text.starts_with(header), "a page without the header");
+            joined.push_str(&p.text[header_len..]);
+        }
+        assert_eq!(joined, whole, "the pages are not the whole listing");
+    } else {
+        let mut all: Vec<Value> = vec![];
+        for p in &pages {
+            let v: Value = serde_json::from_str(&p.text).expect("a page is JSON");
+            let a = v.as_array().expect("a page is an array");
+            assert_eq!(a.len(), p.count);
+            all.extend(a.iter().cloned());
+        }
+        let whole: Value = serde_json::from_str(&whole).unwrap();
+        assert_eq!(Value::Array(all), whole, "the pages are not the whole list");
+    }
+    let counted: usize = pages.iter().map(|p| p.count).sum();
+    assert_eq!(counted, decls.len());
+}
+
+#[test]
+fn pages_in_every_format_are_the_whole_list() {
+    let d = decls();
+    for f in ToolFormat::ALL {
+        for max in [1, 1024, 3000, 24 * 1024, 1 << 20] {
+            check_walk(&d, f, max);
+        }
+    }
+}
+
+#[test]
+fn a_tool_over_the_bound_comes_alone_and_whole() {
+    let d = vec![big("a", 100), big("b", 5000), big("c", 100), big("d", 100)];
+    let pages = walk(&d, ToolFormat::Mcp, 1024);
+    let counts: Vec<usize> = pages.iter().map(|p| p.count).collect();
+    assert_eq!(counts, vec![1, 1, 2]);
+    assert!(pages[1].text.len() > 5000);
+    assert!(pages[1].text.contains(&"x".repeat(5000)));
+    check_walk(&d, ToolFormat::Mcp, 1024);
+}
+
+#[test]
+fn a_cursor_past_a_removed_tool_goes_on_at_the_next_name() {
+    let d = decls();
+    let cut = d.len() / 2;
+    let mut fewer = d.clone();
+    let removed = fewer.remove(cut);
+    let p = one_page(&fewer, Some(&removed.name), ToolFormat::JsonSchema, 1 << 20);
+    let first: Value = serde_json::from_str(&p.text).unwrap();
+    assert_eq!(first[0]["name"], json!(d[cut + 1].name));
+    // After the last name: an empty last page.
+    let last = one_page(&d, Some(&d[d.len() - 1].name), ToolFormat::Mcp, 1024);
+    assert_eq!(
+        (last.count, last.text.as_str(), last.next_after),
+        (0, "[]", None)
+    );
+}
+
+#[test]
+fn cursors_read_back_and_refuse_others() {
+    let fp = 0x0123_4567_89ab_cdef;
+    let c = page::cursor(fp, "icrc1_transfer");
+    assert_eq!(page::read_cursor(&c, fp), Ok("icrc1_transfer".to_string()));
+    assert_eq!(page::read_cursor(&c, fp ^ 1), Err(CursorError::Stale));
+    let malformed = [
+        String::new(),
+        "nodot".into(),
+        format!("{fp:015x}.61"),
+        format!("+{fp:015x}.61"),
+        format!("{fp:016x}."),
+        format!("{fp:016x}.6"),
+        format!("{fp:016x}.zz"),
+        format!("{fp:016x}.ff"),
+        format!("{fp:016x}.{}", "61".repeat(200)),
+    ];
+    for m in malformed {
+        assert!(
+            matches!(page::read_cursor(&m, fp), Err(CursorError::Malformed(_))),
+            "{m:?} was read"
+        );
+    }
+}
+
+#[test]
+fn the_fingerprint_changes_with_any_tool() {
+    let d = decls();
+    let items: Vec<String> = d
+        .iter()
+        .map(|x| page::render_one(x, ToolFormat::Mcp))
+        .collect();
+    let fp = |v: &[String]| page::fingerprint(v.iter().map(String::as_str));
+    let base = fp(&items);
+    assert_eq!(base, fp(&items.clone()), "not deterministic");
+    for i in 0..items.len() {
+        let mut changed = items.clone();
+        changed[i].push(' ');
+        assert_ne!(
+            fp(&changed),
+            base,
+            "a change of tool {i} kept the fingerprint"
+        );
+        let mut fewer = items.clone();
+        fewer.remove(i);
+        assert_ne!(fp(&fewer), base, "tool {i} removed kept the fingerprint");
+    }
+    // Bytes moved from one tool to the next.
+    let moved = vec!["ab".to_string(), "c".to_string()];
+    let split = vec!["a".to_string(), "bc".to_string()];
+    assert_ne!(fp(&moved), fp(&split));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn any_sizes_and_bounds_walk_whole(
+        sizes in proptest::collection::vec(0usize..3000, 0..24),
+        max in 1usize..8000,
+    ) {
+        let d: Vec<ToolDecl> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| big(&format!("t{i:03}"), *n))
+            .collect();
+        for f in [ToolFormat::Mcp, ToolFormat::Markdown, ToolFormat::OpenAi] {
+            check_walk(&d, f, max);
+        }
+    }
+}
