@@ -343,7 +343,7 @@ fn batches_only_in_2025_03_26() {
 fn replies_are_202_for_notifications_one_response_or_an_array() {
     let o = reply(false, &[]);
     assert_eq!((o.status, o.body.len()), (202, 0));
-    let o = reply(false, &[(json!(7), Ok(json!({})))]);
+    let o = reply(false, &[(json!(7), Ok(json!({}).into()))]);
     assert_eq!(o.status, 200);
     assert_eq!(o.header("content-type"), Some("application/json"));
     assert_eq!(
@@ -353,7 +353,7 @@ fn replies_are_202_for_notifications_one_response_or_an_array() {
     let o = reply(
         true,
         &[
-            (json!(1), Ok(json!({}))),
+            (json!(1), Ok(json!({}).into())),
             (json!("b"), Err(RpcError::method_not_found("nope"))),
         ],
     );
@@ -366,7 +366,7 @@ fn replies_are_202_for_notifications_one_response_or_an_array() {
 #[test]
 fn a_reply_over_its_bound_is_refused_never_cut() {
     let big = json!({ "text": "x".repeat(MAX_REPLY_BYTES) });
-    let o = reply(false, &[(json!(1), Ok(big))]);
+    let o = reply(false, &[(json!(1), Ok(big.into()))]);
     assert_eq!(o.status, 500);
     let v = body_json(&o);
     assert_eq!(v["id"], 1);
@@ -401,7 +401,7 @@ fn pages_of(tools: &[Value]) -> Vec<Value> {
     let mut pages = vec![];
     let mut after: Option<String> = None;
     loop {
-        let page = list_page(&kept, after.as_deref()).unwrap();
+        let page = list_page(&kept, after.as_deref()).into_value().unwrap();
         let next = page.get("nextCursor").cloned();
         pages.push(page);
         match next {
@@ -534,4 +534,25 @@ fn negotiation_and_support() {
     assert_eq!(negotiate("2025-03-26"), "2025-03-26");
     assert_eq!(negotiate("1999-01-01"), LATEST);
     assert!(is_supported("2025-06-18") && !is_supported("2024-11-05"));
+}
+
+/// The response text (the reply path) is the response value's JSON, for values, text answers
+/// and errors, with any id.
+#[test]
+fn response_text_is_the_response_value() {
+    let result = json!({ "tools": [{ "name": "a\"b", "n": 1.5 }], "nextCursor": "61" });
+    for id in [json!(1), json!("x\"y"), Value::Null] {
+        let cases: [(Result<Answer, RpcError>, Result<Value, RpcError>); 3] = [
+            (Ok(result.clone().into()), Ok(result.clone())),
+            (Ok(Answer::Text(result.to_string())), Ok(result.clone())),
+            (
+                Err(RpcError::invalid_params("bad \"cursor\"")),
+                Err(RpcError::invalid_params("bad \"cursor\"")),
+            ),
+        ];
+        for (answer, value) in cases {
+            let text: Value = serde_json::from_str(&response_text(&id, &answer)).unwrap();
+            assert_eq!(text, response(&id, &value));
+        }
+    }
 }

@@ -12,7 +12,9 @@ use crate::tokens::{self, Bearer};
 use crate::types::{ApiError, CallToolArgs, HeaderField, HttpRequest, HttpResponse};
 use serde_bytes::ByteBuf;
 use serde_json::{json, Value};
-use tool_host_core::mcp::{self as core, HttpIn, HttpOut, Message, Messages, Request, RpcError};
+use tool_host_core::mcp::{
+    self as core, Answer, HttpIn, HttpOut, Message, Messages, Request, RpcError,
+};
 
 const INSTRUCTIONS: &str = "Tools of an on-chain tool host, acting for the owner that issued your token. \
 Read tools answer at once. prepare_* tools store an intent and answer its preview and digest; nothing is \
@@ -119,27 +121,33 @@ pub fn http_request<R: Runtime>(rt: &R, req: HttpRequest) -> HttpResponse {
 
 /// `http_request_update`: every message answered, `tools/call` run as the token's principal.
 pub async fn http_request_update<R: Runtime>(rt: &R, req: HttpRequest) -> HttpResponse {
+    rt.mark("mcp: update begins");
     let a = match admit(rt, &req) {
         Ok(a) => a,
         Err(o) => return out(o),
     };
+    rt.mark("mcp: admitted");
     tokens::touch(rt, a.bearer.id, rt.now());
+    rt.mark("mcp: token touched");
     let mut answers = Vec::new();
     for m in &a.messages.items {
         match m {
             Message::Request(r) if r.method == "tools/call" => {
-                answers.push((r.id.clone(), call(rt, &a.bearer, r).await))
+                answers.push((r.id.clone(), call(rt, &a.bearer, r).await.map(Answer::from)))
             }
             Message::Request(r) => answers.push((r.id.clone(), local(rt, r, &a.version))),
             Message::Invalid { id, error } => answers.push((id.clone(), Err(error.clone()))),
             Message::Notification { .. } | Message::Response => {}
         }
     }
-    out(core::reply(a.messages.batch, &answers))
+    rt.mark("mcp: answered");
+    let o = core::reply(a.messages.batch, &answers);
+    rt.mark("mcp: reply serialized");
+    out(o)
 }
 
 /// The methods that need no call: `initialize`, `ping`, `tools/list`; any other is -32601.
-fn local<R: Runtime>(rt: &R, r: &Request, _version: &str) -> Result<Value, RpcError> {
+fn local<R: Runtime>(rt: &R, r: &Request, _version: &str) -> Result<Answer, RpcError> {
     match r.method.as_str() {
         "initialize" => core::initialize(
             r.params.as_ref(),
@@ -148,12 +156,16 @@ fn local<R: Runtime>(rt: &R, r: &Request, _version: &str) -> Result<Value, RpcEr
                 version: env!("CARGO_PKG_VERSION"),
                 instructions: INSTRUCTIONS,
             },
-        ),
-        "ping" => Ok(json!({})),
+        )
+        .map(Answer::from),
+        "ping" => Ok(json!({}).into()),
         "tools/list" => {
             let after = core::list_after(r.params.as_ref())?;
             let bus = rt.with_state(crate::catalog::bus);
-            core::list_page(&tools(&bus), after.as_deref())
+            rt.mark("mcp: bus");
+            let p = core::list_page(&tools(&bus), after.as_deref());
+            rt.mark("mcp: page");
+            Ok(p)
         }
         other => Err(RpcError::method_not_found(other)),
     }

@@ -92,6 +92,46 @@ pub struct Messages {
 }
 
 /// A JSON-RPC response with an id.
+/// A request's result: a JSON value, or JSON text made without building one (a `tools/list`
+/// page copied from the renderings kept with the catalog: building and serializing a value of
+/// ~16 KB cost ~7 M instructions on the IC, the copy a small part of that).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    Value(Value),
+    /// JSON text (the maker's promise: one JSON value, as `serde_json` writes it).
+    Text(String),
+}
+
+impl From<Value> for Answer {
+    fn from(v: Value) -> Self {
+        Answer::Value(v)
+    }
+}
+
+impl Answer {
+    /// As a value (parsing the text): for tests and the rare reader, not the reply path.
+    pub fn into_value(self) -> Result<Value, RpcError> {
+        match self {
+            Answer::Value(v) => Ok(v),
+            Answer::Text(t) => serde_json::from_str(&t)
+                .map_err(|e| RpcError::internal(format!("an answer is not JSON: {e}"))),
+        }
+    }
+}
+
+/// A JSON-RPC response as text, the result copied in rather than cloned into a value.
+pub fn response_text(id: &Value, answer: &Result<Answer, RpcError>) -> String {
+    let id = id.to_string();
+    match answer {
+        Ok(Answer::Text(t)) => format!("{{\"id\":{id},\"jsonrpc\":\"2.0\",\"result\":{t}}}"),
+        Ok(Answer::Value(v)) => format!("{{\"id\":{id},\"jsonrpc\":\"2.0\",\"result\":{v}}}"),
+        Err(e) => format!(
+            "{{\"error\":{},\"id\":{id},\"jsonrpc\":\"2.0\"}}",
+            e.to_json()
+        ),
+    }
+}
+
 pub fn response(id: &Value, answer: &Result<Value, RpcError>) -> Value {
     match answer {
         Ok(r) => json!({ "jsonrpc": "2.0", "id": id, "result": r }),

@@ -105,31 +105,35 @@ pub fn list_after(params: Option<&Value>) -> Result<Option<String>, RpcError> {
 /// A page of `tools` (name and compact JSON, sorted by name): those after `after`, at most
 /// [`PAGE_SIZE`] and [`PAGE_BYTES`] of JSON (at least one, whole), and `nextCursor` when more
 /// follow. The cursor is the last name given (hex): a tool added or removed between pages moves
-/// no other tool in or out of later pages. Only the page's tools are parsed.
-pub fn list_page(tools: &[(&str, &str)], after: Option<&str>) -> Result<Value, RpcError> {
+/// no other tool in or out of later pages. The tools' text is copied, not parsed.
+pub fn list_page(tools: &[(&str, &str)], after: Option<&str>) -> Answer {
     let start = match after {
         Some(a) => tools.partition_point(|(name, _)| *name <= a),
         None => 0,
     };
-    let mut page = vec![];
-    let mut bytes = 0;
+    let mut text = String::from("{\"tools\":[");
+    let (mut count, mut bytes) = (0, 0);
     for (_, json) in tools.iter().skip(start).take(PAGE_SIZE) {
-        if !page.is_empty() && bytes + json.len() > PAGE_BYTES {
+        if count > 0 && bytes + json.len() > PAGE_BYTES {
             break;
         }
+        if count > 0 {
+            text.push(',');
+        }
+        text.push_str(json);
         bytes += json.len();
-        let v: Value = serde_json::from_str(json)
-            .map_err(|e| RpcError::internal(format!("a kept tool is not JSON: {e}")))?;
-        page.push(v);
+        count += 1;
     }
-    let mut out = Map::new();
-    if start + page.len() < tools.len() {
-        if let Some((last, _)) = tools.get(start + page.len().max(1) - 1) {
-            out.insert("nextCursor".into(), json!(hex::encode(last)));
+    text.push(']');
+    if count > 0 && start + count < tools.len() {
+        if let Some((last, _)) = tools.get(start + count - 1) {
+            text.push_str(",\"nextCursor\":\"");
+            text.push_str(&hex::encode(last));
+            text.push('"');
         }
     }
-    out.insert("tools".into(), Value::Array(page));
-    Ok(Value::Object(out))
+    text.push('}');
+    Answer::Text(text)
 }
 
 /// `tools/call`'s params: the tool's name and its arguments as JSON text (`{}` when absent).

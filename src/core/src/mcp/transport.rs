@@ -32,6 +32,17 @@ impl HttpOut {
             body: body.to_string().into_bytes(),
         }
     }
+    /// JSON text as the body (`reply` makes it without building a value).
+    pub fn json_text(status: u16, body: String) -> HttpOut {
+        HttpOut {
+            status,
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("cache-control".into(), "no-store".into()),
+            ],
+            body: body.into_bytes(),
+        }
+    }
     /// A JSON-RPC error without an id, with an HTTP status.
     pub fn rpc_error(status: u16, error: RpcError) -> HttpOut {
         HttpOut::json(status, &error_response(&error))
@@ -251,16 +262,17 @@ fn is_initialize(body: &[u8]) -> bool {
 /// body when there are none (notifications and responses only), one response or a batch's
 /// array otherwise. A reply over [`super::MAX_REPLY_BYTES`] is refused whole (500, -32603),
 /// never cut.
-pub fn reply(batch: bool, answers: &[(Value, Result<Value, RpcError>)]) -> HttpOut {
+pub fn reply(batch: bool, answers: &[(Value, Result<Answer, RpcError>)]) -> HttpOut {
     if answers.is_empty() {
         return HttpOut::accepted();
     }
     let body = if batch {
-        Value::Array(answers.iter().map(|(id, a)| response(id, a)).collect())
+        let parts: Vec<String> = answers.iter().map(|(id, a)| response_text(id, a)).collect();
+        format!("[{}]", parts.join(","))
     } else {
-        response(&answers[0].0, &answers[0].1)
+        response_text(&answers[0].0, &answers[0].1)
     };
-    let out = HttpOut::json(200, &body);
+    let out = HttpOut::json_text(200, body);
     if out.body.len() > super::MAX_REPLY_BYTES {
         let e = RpcError::internal(format!(
             "the reply would be {} bytes, over the bound of {}: ask for less (one call per request, a page of tools)",
