@@ -128,7 +128,7 @@ fn list_tools(format: Option<ToolFormat>) -> String {
 }
 
 /// The tools in pages of whole tools bounded in bytes; a host with many forms and canisters
-/// answers `list_tools` past the IC's reply limit, this always within it.
+/// answers `list_tools` past the IC's reply limit, this within it (unless one tool alone is).
 #[query]
 fn list_tools_page(args: ListToolsArgs) -> ToolsPageResult {
     bus::list_tools_page(&Ic, args).into()

@@ -182,10 +182,55 @@ fn the_fingerprint_changes_with_any_tool() {
         fewer.remove(i);
         assert_ne!(fp(&fewer), base, "tool {i} removed kept the fingerprint");
     }
-    // Bytes moved from one tool to the next.
+    // Bytes moved from one tool to the next; a tool that differs only by trailing NULs (the
+    // padding of its last word).
     let moved = vec!["ab".to_string(), "c".to_string()];
     let split = vec!["a".to_string(), "bc".to_string()];
     assert_ne!(fp(&moved), fp(&split));
+    assert_ne!(fp(&["a".to_string()]), fp(&["a\0".to_string()]));
+}
+
+/// The rendering rules' version moves with the goldens of every format: a change of what a
+/// format shows is a new version (and so a stale cursor), not a page in another shape.
+#[test]
+fn renderings_version_follows_the_goldens() {
+    use sha2::{Digest, Sha256};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut h = Sha256::new();
+    for name in [
+        "bus_icrc_anthropic.json",
+        "bus_icrc_jsonschema.json",
+        "bus_icrc_markdown.md",
+        "bus_icrc_mcp.json",
+        "bus_icrc_openai.json",
+        "bus_icrc_openai_responses.json",
+    ] {
+        h.update(std::fs::read(dir.join(name)).unwrap());
+    }
+    let digest = hex::encode(h.finalize());
+    // (version, the goldens' digest under it); a new pair when the goldens change.
+    let pinned = (
+        1,
+        "a9d3b5a822e2728ca3ea2c392c22814fc38d2461a9d546a69a1f8e75137579a4",
+    );
+    assert_eq!(
+        (page::RENDERINGS_VERSION, digest.as_str()),
+        pinned,
+        "the goldens changed: bump bus::page::RENDERINGS_VERSION and pin the new pair"
+    );
+}
+
+/// A page exactly at its bound holds the tools; one byte less and the last goes on.
+#[test]
+fn a_page_at_its_bound_is_whole() {
+    let d = vec![big("a", 10), big("b", 10)];
+    let both = one_page(&d, None, ToolFormat::Mcp, 1 << 20);
+    assert_eq!(both.count, 2);
+    let at = one_page(&d, None, ToolFormat::Mcp, both.text.len());
+    assert_eq!((at.count, at.text.len()), (2, both.text.len()));
+    let under = one_page(&d, None, ToolFormat::Mcp, both.text.len() - 1);
+    assert_eq!(under.count, 1);
+    assert!(under.text.len() < both.text.len() - 1);
 }
 
 proptest! {

@@ -33,7 +33,7 @@ pub enum ErrorCode {
     /// A call in a turn that `finish` finished.
     TurnFinished,
     /// A `list_tools_page` cursor given for another tool list (forms, canisters, refs or
-    /// builtin settings changed, or an upgrade changed a tool): start again from the first page.
+    /// builtin settings changed a tool, or an upgrade changed how a format shows one): start again from the first page.
     StaleCursor,
 }
 

@@ -81,9 +81,8 @@ where
         count += 1;
     }
     text.push_str(end);
-    let next_after = (start + count < decls.len())
-        .then(|| decls[start + count - 1].name.clone())
-        .filter(|_| count > 0);
+    let next_after =
+        (count > 0 && start + count < decls.len()).then(|| decls[start + count - 1].name.clone());
     Page {
         text,
         count,
@@ -91,13 +90,21 @@ where
     }
 }
 
-/// A fingerprint of a catalog's tools (their MCP renderings, in order): a cursor carries it so
-/// that a page is not joined to one of another catalog. Not a defence against a chosen
-/// collision (whoever could choose one registers forms, and a page cut by name stays whole).
+/// The version of the rules that render tools in every format. Bump it with any change to
+/// what a format shows (the goldens of `tests/bus_golden.rs` change then, and the test
+/// `renderings_version_follows_the_goldens` fails until this moves too): cursors of pages cut
+/// under other rules then turn stale, so no walk mixes two renderings.
+pub const RENDERINGS_VERSION: u64 = 1;
+
+/// A fingerprint of a catalog's tools (their MCP renderings, in order) and of the rendering
+/// rules: a cursor carries it so that a page is not joined to one of another list. Not a
+/// defence against a chosen collision (whoever could choose one registers forms, and a page
+/// cut by name stays whole).
 pub fn fingerprint<'a>(items: impl IntoIterator<Item = &'a str>) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut mix = |w: u64| h = (h ^ w).wrapping_mul(K).rotate_left(31);
+    mix(RENDERINGS_VERSION);
     for s in items {
         let b = s.as_bytes();
         let mut chunks = b.chunks_exact(8);

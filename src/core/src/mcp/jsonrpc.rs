@@ -91,7 +91,6 @@ pub struct Messages {
     pub items: Vec<Message>,
 }
 
-/// A JSON-RPC response with an id.
 /// A request's result: a JSON value, or JSON text made without building one (a `tools/list`
 /// page copied from the renderings kept with the catalog: building and serializing a value of
 /// ~16 KB cost ~7 M instructions on the IC, the copy a small part of that).
@@ -132,6 +131,7 @@ pub fn response_text(id: &Value, answer: &Result<Answer, RpcError>) -> String {
     }
 }
 
+/// A JSON-RPC response with an id.
 pub fn response(id: &Value, answer: &Result<Value, RpcError>) -> Value {
     match answer {
         Ok(r) => json!({ "jsonrpc": "2.0", "id": id, "result": r }),

@@ -42,7 +42,7 @@ pub const MAX_BATCH: usize = 16;
 /// Tools in one `tools/list` page.
 pub const PAGE_SIZE: usize = 32;
 /// The JSON of one `tools/list` page's tools at most (a tool larger comes alone): far inside
-/// [`MAX_REPLY_BYTES`] whatever the forms declare.
+/// [`MAX_REPLY_BYTES`] unless one tool alone is larger.
 pub const PAGE_BYTES: usize = 256 * 1024;
 /// A cursor's bound (hex of a tool name of at most 128 bytes).
 pub const MAX_CURSOR_BYTES: usize = 256;

@@ -70,20 +70,19 @@ pub fn list_tools_page<R: Runtime>(rt: &R, args: ListToolsArgs) -> ApiResult<Too
         }
     };
     let bus = rt.with_state(catalog::bus);
-    let after = match args.cursor.as_deref() {
-        None => None,
-        Some(c) => match page::read_cursor(c, bus.fingerprint) {
-            Ok(name) => Some(name),
-            Err(CursorError::Malformed(m)) => return Err(err(ErrorCode::InvalidArgument, m)),
-            Err(CursorError::Stale) => {
-                return Err(err(
+    let after =
+        match args.cursor.as_deref() {
+            None => None,
+            Some(c) => match page::read_cursor(c, bus.fingerprint) {
+                Ok(name) => Some(name),
+                Err(CursorError::Malformed(m)) => return Err(err(ErrorCode::InvalidArgument, m)),
+                Err(CursorError::Stale) => return Err(err(
                     ErrorCode::StaleCursor,
                     "the tool list changed since this cursor was given (a form, canister, refs \
-                     or builtin setting, or an upgrade changed a tool): start again without a cursor",
-                ))
-            }
-        },
-    };
+                     or builtin change, or an upgrade that changed a tool): start again without a cursor",
+                )),
+            },
+        };
     let format: tool_host_core::bus::ToolFormat = args.format.unwrap_or(ToolFormat::Mcp).into();
     let kept = format == tool_host_core::bus::ToolFormat::Mcp;
     let p = page::page(
