@@ -256,7 +256,7 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
     }
     let typed = typed_of(rt, &intent);
     let mut fields = fields_of(&intent, &typed);
-    let preview: Json = serde_json::from_str(&intent.preview_json).unwrap_or(Json::Null);
+    let preview: Json = serde_json::from_str(&intent.preview_text()).unwrap_or(Json::Null);
     let title = preview["title"]
         .as_str()
         .unwrap_or(&intent.method)
@@ -446,7 +446,7 @@ pub fn typed_value(t: &Typed) -> Option<Value> {
 
 /// The preview's arguments as labelled fields (`created_at_time` → `Created at time`).
 fn fields_of(i: &Intent, typed: &[TypedField]) -> Vec<Field> {
-    let preview: Json = serde_json::from_str(&i.preview_json).unwrap_or(Json::Null);
+    let preview: Json = serde_json::from_str(&i.preview_text()).unwrap_or(Json::Null);
     let mut out = vec![];
     let text = |label: &str, text: String| Field {
         label: label.into(),

@@ -670,6 +670,29 @@ impl Intent {
         from.unwrap_or(0)
     }
 
+    /// The preview's JSON as shown (answers, `get_intent`, consent messages): the stored text
+    /// with `arg_hex`, the argument bytes in hex, put back at its end ([`stored_preview`]).
+    pub fn preview_text(&self) -> String {
+        let body = match self.preview_json.strip_suffix('}') {
+            // Not an object (never written so; shown as stored).
+            None => return self.preview_json.clone(),
+            Some(body) => body,
+        };
+        let mut out = String::with_capacity(body.len() + 2 * self.arg.len() + 14);
+        out.push_str(body);
+        out.push_str(if body == "{" {
+            &ARG_HEX_KEY[1..]
+        } else {
+            ARG_HEX_KEY
+        });
+        for b in &self.arg {
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        out.push_str("\"}");
+        out
+    }
+
     /// Whether it waits for a reconcile task: unknown or held, with a stamp to match.
     pub fn needs_reconcile(&self) -> bool {
         matches!(self.status, Status::Unknown | Status::Reconcile)
@@ -678,17 +701,58 @@ impl Intent {
     }
 }
 
+/// A preview's JSON as an intent stores it (version 3 on): without the `arg_hex` that ends
+/// every preview the engine makes, the argument bytes in hex, which the record keeps once, in
+/// `arg` (a third of a transfer's record). [`Intent::preview_text`] puts it back. A text that
+/// does not end so is kept whole.
+pub fn stored_preview(mut full: String, arg: &[u8]) -> String {
+    let tail = ARG_HEX_KEY.len() + 2 * arg.len() + 2;
+    if full.len() > tail + 1 {
+        let start = full.len() - tail;
+        let t = &full.as_bytes()[start..];
+        let hex = &t[ARG_HEX_KEY.len()..tail - 2];
+        let same = hex
+            .chunks_exact(2)
+            .zip(arg)
+            .all(|(h, b)| h[0] == HEX[usize::from(b >> 4)] && h[1] == HEX[usize::from(b & 15)]);
+        // `t` starts with an ASCII `,`: `start` is a character boundary.
+        if t.starts_with(ARG_HEX_KEY.as_bytes()) && t.ends_with(b"\"}") && same {
+            full.truncate(start);
+            full.push('}');
+        }
+    }
+    full
+}
+
+const ARG_HEX_KEY: &str = ",\"arg_hex\":\"";
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Version 2 of an intent: the fields of version 3, its preview whole (`arg_hex` included).
+/// Read, and written by tests.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(transparent)]
+pub struct IntentV2(pub Intent);
+
+impl OldLayout for IntentV2 {
+    const WHAT: &'static str = "intent";
+    const VERSION: u8 = 2;
+}
+
 /// Version 1: [`v1::Intent`]; version 2 keeps a log length per attempt, the reconcile task's
-/// time, the scan, the names the input used and the stamp floors' bounds.
+/// time, the scan, the names the input used and the stamp floors' bounds; version 3 stores
+/// the preview without its `arg_hex` ([`stored_preview`]).
 impl Versioned for Intent {
     const WHAT: &'static str = "intent";
-    const CURRENT: u8 = 2;
-    const READS: &'static [u8] = &[1, 2];
+    const CURRENT: u8 = 3;
+    const READS: &'static [u8] = &[1, 2, 3];
     fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
-        if version == 1 {
-            return read_body::<v1::Intent>(Self::WHAT, 1, body).map(Into::into);
-        }
-        read_body(Self::WHAT, version, body)
+        let mut i: Intent = match version {
+            1 => read_body::<v1::Intent>(Self::WHAT, 1, body)?.into(),
+            2 => read_body::<IntentV2>(Self::WHAT, 2, body)?.0,
+            _ => return read_body(Self::WHAT, version, body),
+        };
+        i.preview_json = stored_preview(std::mem::take(&mut i.preview_json), &i.arg);
+        Ok(i)
     }
     fn encode_body(&self) -> Vec<u8> {
         body_of(self)

@@ -36,7 +36,7 @@ impl Structured for Answer<'_> {
         out.push_str(if self.preview.is_empty() {
             "null"
         } else {
-            self.preview
+            &self.preview
         });
         out.push_str(",\"digest\":\"");
         out.push_str(&self.digest);
@@ -101,8 +101,8 @@ pub struct Answer<'a> {
     /// The id's digits (written into the JSON unescaped).
     intent_id: String,
     pub status: &'a str,
-    /// The stored preview JSON.
-    preview: &'a str,
+    /// The preview JSON as shown (`Intent::preview_text`).
+    preview: String,
     digest: String,
     pub outcome: Option<&'a str>,
     pub earlier_outcome: Option<&'a str>,
@@ -116,7 +116,7 @@ impl<'a> Answer<'a> {
         Answer {
             intent_id: i.id.to_string(),
             status: i.status.as_str(),
-            preview: &i.preview_json,
+            preview: i.preview_text(),
             digest: tool_host_core::text::bytes::to_hex(i.digest),
             outcome: i.outcome.as_deref(),
             earlier_outcome: None,

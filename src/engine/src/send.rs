@@ -569,7 +569,8 @@ fn restamp<M: Memory>(
     i.stamp_ns = out.stamp_ns;
     i.memo = out.memo;
     i.summary = results::summary(&preview);
-    i.preview_json = serde_json::to_string(&preview).unwrap_or_default();
+    i.preview_json =
+        crate::model::stored_preview(serde_json::to_string(&preview).unwrap_or_default(), &i.arg);
     i.generation += 1;
     i.status = Status::Open;
     i.scan = None;

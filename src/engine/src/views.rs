@@ -22,7 +22,7 @@ pub fn intent_view(i: &Intent) -> IntentView {
         status: i.status.as_str().into(),
         outcome: i.outcome.clone(),
         finding: i.finding.clone(),
-        preview: i.preview_json.clone(),
+        preview: i.preview_text(),
         arg: ByteBuf::from(i.arg.clone()),
         digest: ByteBuf::from(i.digest.to_vec()),
         stamp: i.stamp_ns,

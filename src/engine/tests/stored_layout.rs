@@ -393,7 +393,69 @@ fn intent() {
         prior_floor: Some(1_700_000_000_000_000_000),
         ..read
     };
-    current("intent_v2", &v2);
+    // Its preview has no `arg_hex` to take off: read as it was written.
+    old("intent_v2", &IntentV2(v2.clone()), &v2);
+    // Version 3 stores the preview without its `arg_hex`; shown with it.
+    let full = r#"{"preview_id":"12","title":"Send","arg_hex":"4449444c"}"#;
+    let v3 = Intent {
+        preview_json: r#"{"preview_id":"12","title":"Send"}"#.into(),
+        ..v2.clone()
+    };
+    assert_eq!(stored_preview(full.into(), &v3.arg), v3.preview_json);
+    assert_eq!(v3.preview_text(), full);
+    current("intent_v3", &v3);
+    // A version 2 record holding the preview whole is read as version 3 stores it.
+    let whole = Intent {
+        preview_json: full.into(),
+        ..v2
+    };
+    let read = Intent::decode(&OldLayout::encode(&IntentV2(whole))).expect("decodes");
+    assert_eq!(read, v3);
+    assert_eq!(read.preview_text(), full);
+}
+
+/// Only an `arg_hex` of the record's own bytes at the very end is taken off; anything else is
+/// kept whole, and what is shown is always the preview with its `arg_hex`.
+#[test]
+fn stored_previews_lose_nothing() {
+    let arg = [0x44u8, 0x49, 0x44, 0x4c];
+    let cases = [
+        (r#"{"a":1,"arg_hex":"4449444c"}"#, r#"{"a":1}"#),
+        // Another argument's hex, or not at the end: kept.
+        (
+            r#"{"a":1,"arg_hex":"4449444d"}"#,
+            r#"{"a":1,"arg_hex":"4449444d"}"#,
+        ),
+        (
+            r#"{"arg_hex":"4449444c","a":1}"#,
+            r#"{"arg_hex":"4449444c","a":1}"#,
+        ),
+        // Nothing left but the braces: kept (so it is never stored as `{}`).
+        (r#"{"arg_hex":"4449444c"}"#, r#"{"arg_hex":"4449444c"}"#),
+        ("", ""),
+    ];
+    for (full, stored) in cases {
+        assert_eq!(stored_preview(full.into(), &arg), stored, "{full}");
+    }
+    let shown = |p: &str| {
+        Intent {
+            preview_json: p.into(),
+            arg: arg.to_vec(),
+            ..v1_intent_read()
+        }
+        .preview_text()
+    };
+    assert_eq!(shown(r#"{"a":1}"#), r#"{"a":1,"arg_hex":"4449444c"}"#);
+    assert_eq!(shown("{}"), r#"{"arg_hex":"4449444c"}"#);
+    assert_eq!(shown(""), "");
+    // Every shown text is JSON.
+    for p in [r#"{"a":1}"#, "{}", r#"{"a":{"b":[1]}}"#] {
+        serde_json::from_str::<serde_json::Value>(&shown(p)).expect("JSON");
+    }
+}
+
+fn v1_intent_read() -> Intent {
+    intent_v1().into()
 }
 
 #[test]
@@ -524,16 +586,16 @@ fn an_unknown_version_in_memory_is_reported_by_the_checks() {
         let mm = MemoryManager::init(mem.clone());
         let mut raw: StableBTreeMap<u64, Vec<u8>, _> =
             StableBTreeMap::init(mm.get(memory::INTENTS));
-        raw.insert(9, vec![3, 1, 2]);
+        raw.insert(9, vec![4, 1, 2]);
     }
     let s = State::init(mem);
     let e = s.check_layout().unwrap_err();
     assert_eq!(e.what, "intent");
     assert!(
         e.reason
-            .starts_with("key 9: version 3 is not one this code reads ([1, 2])"),
+            .starts_with("key 9: version 4 is not one this code reads ([1, 2, 3])"),
         "{e}"
     );
     let e = s.check_indexes().unwrap_err();
-    assert!(e.starts_with("stored intent: key 9: version 3"), "{e}");
+    assert!(e.starts_with("stored intent: key 9: version 4"), "{e}");
 }
