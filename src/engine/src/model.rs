@@ -605,7 +605,8 @@ pub struct Intent {
     pub digest: [u8; 32],
     pub stamp_ns: Option<u64>,
     pub memo: Option<Vec<u8>>,
-    /// What the owner is shown (JSON).
+    /// The preview's JSON as stored (version 3 on): without its `arg_hex`. What the owner is
+    /// shown is [`Intent::preview_text`]; never show this field.
     pub preview_json: String,
     /// The preview's title and main arguments in one line.
     pub summary: String,
@@ -673,6 +674,11 @@ impl Intent {
     /// The preview's JSON as shown (answers, `get_intent`, consent messages): the stored text
     /// with `arg_hex`, the argument bytes in hex, put back at its end ([`stored_preview`]).
     pub fn preview_text(&self) -> String {
+        // Kept whole (a text `stored_preview` did not shorten, its `arg_hex` last): shown as
+        // stored, never with a second `arg_hex`.
+        if ends_with_an_arg_hex(&self.preview_json) {
+            return self.preview_json.clone();
+        }
         let body = match self.preview_json.strip_suffix('}') {
             // Not an object (never written so; shown as stored).
             None => return self.preview_json.clone(),
@@ -703,25 +709,46 @@ impl Intent {
 
 /// A preview's JSON as an intent stores it (version 3 on): without the `arg_hex` that ends
 /// every preview the engine makes, the argument bytes in hex, which the record keeps once, in
-/// `arg` (a third of a transfer's record). [`Intent::preview_text`] puts it back. A text that
+/// `arg` (about a fifth of a transfer's record). [`Intent::preview_text`] puts it back. A text that
 /// does not end so is kept whole.
 pub fn stored_preview(mut full: String, arg: &[u8]) -> String {
-    let tail = ARG_HEX_KEY.len() + 2 * arg.len() + 2;
-    if full.len() > tail + 1 {
-        let start = full.len() - tail;
-        let t = &full.as_bytes()[start..];
-        let hex = &t[ARG_HEX_KEY.len()..tail - 2];
-        let same = hex
-            .chunks_exact(2)
-            .zip(arg)
-            .all(|(h, b)| h[0] == HEX[usize::from(b >> 4)] && h[1] == HEX[usize::from(b & 15)]);
-        // `t` starts with an ASCII `,`: `start` is a character boundary.
-        if t.starts_with(ARG_HEX_KEY.as_bytes()) && t.ends_with(b"\"}") && same {
-            full.truncate(start);
-            full.push('}');
-        }
+    if let Some(start) = arg_hex_at_end(&full, arg) {
+        full.truncate(start);
+        full.push('}');
     }
     full
+}
+
+/// Whether a text ends with `"arg_hex":"<hex digits>"}` (of any bytes) as its last member.
+fn ends_with_an_arg_hex(text: &str) -> bool {
+    let Some(body) = text.strip_suffix("\"}") else {
+        return false;
+    };
+    // The key without its comma: the only member (`{"arg_hex":"…"}`) counts too.
+    let key = &ARG_HEX_KEY[1..];
+    match body.rfind(key) {
+        Some(i) if i > 0 && matches!(body.as_bytes()[i - 1], b',' | b'{') => {
+            body[i + key.len()..].bytes().all(|b| HEX.contains(&b))
+        }
+        _ => false,
+    }
+}
+
+/// Where `,"arg_hex":"<hex of arg>"}` starts when a text ends with it after something more
+/// than `{` (a character boundary: it starts with an ASCII `,`).
+fn arg_hex_at_end(text: &str, arg: &[u8]) -> Option<usize> {
+    let tail = ARG_HEX_KEY.len() + 2 * arg.len() + 2;
+    if text.len() <= tail + 1 {
+        return None;
+    }
+    let start = text.len() - tail;
+    let t = &text.as_bytes()[start..];
+    let hex = &t[ARG_HEX_KEY.len()..tail - 2];
+    let same = hex
+        .chunks_exact(2)
+        .zip(arg)
+        .all(|(h, b)| h[0] == HEX[usize::from(b >> 4)] && h[1] == HEX[usize::from(b & 15)]);
+    (t.starts_with(ARG_HEX_KEY.as_bytes()) && t.ends_with(b"\"}") && same).then_some(start)
 }
 
 const ARG_HEX_KEY: &str = ",\"arg_hex\":\"";

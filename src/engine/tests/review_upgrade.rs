@@ -45,7 +45,8 @@ fn to_v1(i: &Intent) -> v1::Intent {
         digest: i.digest,
         stamp_ns: i.stamp_ns,
         memo: i.memo.clone(),
-        preview_json: i.preview_json.clone(),
+        // As the released version wrote it: whole.
+        preview_json: i.preview_text(),
         summary: i.summary.clone(),
         status: i.status,
         outcome: i.outcome.clone(),

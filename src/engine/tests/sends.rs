@@ -198,7 +198,8 @@ fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
         digest: i.digest,
         stamp_ns: i.stamp_ns,
         memo: i.memo.clone(),
-        preview_json: i.preview_json.clone(),
+        // As the released version wrote it: whole.
+        preview_json: i.preview_text(),
         summary: i.summary.clone(),
         // A second send in flight, journaled past the original (block 0).
         status: Status::InFlight,

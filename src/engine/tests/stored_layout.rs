@@ -448,6 +448,23 @@ fn stored_previews_lose_nothing() {
     assert_eq!(shown(r#"{"a":1}"#), r#"{"a":1,"arg_hex":"4449444c"}"#);
     assert_eq!(shown("{}"), r#"{"arg_hex":"4449444c"}"#);
     assert_eq!(shown(""), "");
+    // Every kept case is shown as stored when it already ends with its own `arg_hex`, and
+    // never with a second one.
+    for (full, stored) in cases {
+        if stored.starts_with("{\"arg_hex\"") && !stored.ends_with("\"}") {
+            // `arg_hex` not last: never written so (it is `Preview`'s last field).
+            continue;
+        }
+        let s = shown(stored);
+        assert!(s.matches("\"arg_hex\"").count() <= 1, "{full}: {s}");
+        if stored.ends_with("\"}") && stored.contains(",\"arg_hex\"") {
+            assert_eq!(s, stored, "{full}");
+        }
+    }
+    assert_eq!(
+        shown(r#"{"arg_hex":"4449444c"}"#),
+        r#"{"arg_hex":"4449444c"}"#
+    );
     // Every shown text is JSON.
     for p in [r#"{"a":1}"#, "{}", r#"{"a":{"b":[1]}}"#] {
         serde_json::from_str::<serde_json::Value>(&shown(p)).expect("JSON");
