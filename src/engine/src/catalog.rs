@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use tool_host_core::builtin::Builtin;
-use tool_host_core::bus::{render, ToolDecl, ToolFormat};
+use tool_host_core::bus::{render, ToolDecl, ToolFormat, ToolSource};
 use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::form::{parse_form, ref_sources};
 use tool_host_core::plan::{
@@ -37,6 +37,9 @@ pub struct Catalog {
     pub unbound: BTreeMap<String, (String, String)>,
     /// The bus over these plans and the builtin settings, built on first use.
     pub bus: Option<Rc<Bus>>,
+    /// The bus before the last change, until the next is built: the form tools it declared
+    /// are kept where their form and the canisters are unchanged (see `build_bus`).
+    prev_bus: Option<Rc<Bus>>,
     /// Each stored form as parsed and planned, by id: kept across rebuilds, so that a change
     /// rebuilds only what it touches (see [`current`]).
     pub entries: BTreeMap<String, Rc<FormEntry>>,
@@ -127,6 +130,11 @@ pub struct Bus {
     /// The catalog's fingerprint (`bus::page::fingerprint` of `mcp_items`): a page's cursor
     /// carries it.
     pub fingerprint: u64,
+    /// What the form tools were declared from: the forms' entries and the canisters. The next
+    /// bus keeps a tool's declaration and rendering when both are the same (a form registered
+    /// then costs its own tools, not every form's).
+    entries: BTreeMap<String, Rc<FormEntry>>,
+    canisters: Rc<Vec<Canister>>,
 }
 
 impl Bus {
@@ -165,8 +173,47 @@ pub fn pins_of(c: &crate::model::BusConfig) -> std::collections::BTreeSet<String
     pins
 }
 
-fn build_bus(cat: &Catalog, c: &crate::model::BusConfig) -> Bus {
-    let mut decls = tool_host_core::bus::host_decls(&cat.plans, &cat.canisters);
+/// A form tool's declaration and MCP rendering kept from `prev` when its form's entry is the
+/// one `prev` was built from (so its plan is the same) and so are the canisters.
+fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDecl, String)> {
+    let b = prev?;
+    let same_form = match (b.entries.get(&p.form.id), cat.entries.get(&p.form.id)) {
+        (Some(was), Some(is)) => Rc::ptr_eq(was, is),
+        _ => false,
+    };
+    if !same_form || *b.canisters != *cat.canisters {
+        return None;
+    }
+    let i = b
+        .decls
+        .binary_search_by(|d| d.name.as_str().cmp(&p.name))
+        .ok()?;
+    let from_form =
+        matches!(&b.decls[i].source, ToolSource::Form { form_id } if *form_id == p.form.id);
+    from_form.then(|| (b.decls[i].clone(), b.mcp_items[i].clone()))
+}
+
+fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
+    use tool_host_core::bus::page::render_one;
+    let same_canisters = prev.is_some_and(|b| *b.canisters == *cat.canisters);
+    let prev = prev.filter(|_| same_canisters);
+    let mut tools: Vec<(ToolDecl, String)> = cat
+        .plans
+        .plans
+        .values()
+        .map(|p| {
+            kept_tool(prev, cat, p).unwrap_or_else(|| {
+                let d = tool_host_core::bus::decl_of_plan(p, &cat.canisters);
+                let t = render_one(&d, ToolFormat::Mcp);
+                (d, t)
+            })
+        })
+        .collect();
+    if cat.plans.has_commit() {
+        let d = tool_host_core::bus::commit_decl();
+        let t = render_one(&d, ToolFormat::Mcp);
+        tools.push((d, t));
+    }
     let zone = c
         .default_time_zone
         .clone()
@@ -176,9 +223,14 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig) -> Bus {
         .iter()
         .filter_map(|n| Builtin::from_name(n))
         .collect();
-    decls.extend(builtins.iter().map(|b| b.decl(&zone)));
-    decls.sort_by(|a, b| a.name.cmp(&b.name));
-    decls.dedup_by(|a, b| a.name == b.name);
+    tools.extend(builtins.iter().map(|b| {
+        let d = b.decl(&zone);
+        let t = render_one(&d, ToolFormat::Mcp);
+        (d, t)
+    }));
+    tools.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    tools.dedup_by(|a, b| a.0.name == b.0.name);
+    let (decls, mcp_items): (Vec<ToolDecl>, Vec<String>) = tools.into_iter().unzip();
     let pinned = pins_of(c)
         .into_iter()
         .filter(|n| decls.iter().any(|d| &d.name == n))
@@ -190,10 +242,6 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig) -> Bus {
         .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
         .map(|p| p.name.clone())
         .collect();
-    let mcp_items: Vec<String> = decls
-        .iter()
-        .map(|d| tool_host_core::bus::page::render_one(d, ToolFormat::Mcp))
-        .collect();
     let fingerprint = tool_host_core::bus::page::fingerprint(mcp_items.iter().map(String::as_str));
     Bus {
         decls,
@@ -203,6 +251,8 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig) -> Bus {
         prepare_tools,
         mcp_items,
         fingerprint,
+        entries: cat.entries.clone(),
+        canisters: cat.canisters.clone(),
     }
 }
 
@@ -377,6 +427,7 @@ fn with_targets<M: Memory>(
         single_owner,
         unbound,
         bus: None,
+        prev_bus: None,
         entries,
         combined,
         stale: Stale::default(),
@@ -393,13 +444,18 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         stale,
         forms,
         combined,
+        bus,
+        prev_bus,
         ..
     } = old;
     if stale.forms.is_empty() && !stale.combine && !stale.targets {
         return build(state);
     }
+    let prev_bus = bus.or(prev_bus);
     if stale.forms.is_empty() && !stale.combine {
-        return with_targets(state, entries, forms, combined);
+        let mut fresh = with_targets(state, entries, forms, combined);
+        fresh.prev_bus = prev_bus;
+        return fresh;
     }
     for id in &stale.forms {
         entries.remove(id);
@@ -409,7 +465,9 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
             }
         }
     }
-    with_forms(state, entries)
+    let mut fresh = with_forms(state, entries);
+    fresh.prev_bus = prev_bus;
+    fresh
 }
 
 /// The current catalog, built if stale (only what changed: see [`rebuild`]). In a query the
@@ -464,8 +522,9 @@ pub fn bus<M: Memory>(state: &mut State<M>) -> Rc<Bus> {
     let settings = &state.config.get().bus;
     let cat = state.catalog.as_mut().expect("just built");
     if cat.bus.is_none() {
-        let built = build_bus(cat, settings);
+        let built = build_bus(cat, settings, cat.prev_bus.as_deref());
         cat.bus = Some(Rc::new(built));
+        cat.prev_bus = None;
     }
     cat.bus.clone().expect("just built")
 }
@@ -473,6 +532,6 @@ pub fn bus<M: Memory>(state: &mut State<M>) -> Rc<Bus> {
 /// The builtin settings changed: the bus is built again on next use (the plans stay).
 pub fn settings_changed<M: Memory>(state: &mut State<M>) {
     if let Some(c) = state.catalog.as_mut() {
-        c.bus = None;
+        c.prev_bus = c.bus.take().or(c.prev_bus.take());
     }
 }

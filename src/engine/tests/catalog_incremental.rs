@@ -77,13 +77,39 @@ fn versions(id: &str) -> Vec<Value> {
     match id {
         "icrc1" => vec![pack("icrc1")],
         "icrc2" => vec![pack("icrc2")],
-        "copy_a" => vec![renamed("icrc1", "xa"), renamed("icrc2", "xa")],
+        // The third keeps the first's tool names with other descriptions: a bus that kept the
+        // first's declarations (as it may while a form is unchanged) would show the old ones.
+        "copy_a" => vec![
+            renamed("icrc1", "xa"),
+            renamed("icrc2", "xa"),
+            redescribed(renamed("icrc1", "xa")),
+        ],
         "copy_b" => vec![renamed("icrc2", "xb"), renamed("icrc1", "xc")],
         "vault" => vec![vault()],
         // The same tool names as icrc1's: refused while icrc1 holds them.
         "clash" => vec![pack("icrc1")],
         _ => unreachable!(),
     }
+}
+
+/// Every `describe` in a form with " (described again)" added.
+fn redescribed(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    match x {
+                        Value::String(t) if k == "describe" => t.push_str(" (described again)"),
+                        _ => walk(x),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
 }
 
 const FORM_IDS: [&str; 6] = ["icrc1", "icrc2", "copy_a", "copy_b", "vault", "clash"];
