@@ -14,7 +14,8 @@
 //!
 //! Needs `TOOL_HOST_WASM_DIR` (the release wasms `scripts/build.sh` writes to `out/`): the
 //! committed figures are of those modules. `BENCH_MAX_INTENTS` lowers the full set's largest
-//! fill (1 000 000); a run so shortened says so in the file.
+//! fill (1 000 000); a run so shortened says so in the file. `BENCH_SECTIONS` (comma-separated:
+//! steady, blocks, input, forms, canisters, scale) runs part of the full set, never written.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -122,6 +123,11 @@ fn real_main() -> Result<ExitCode, String> {
         );
     }
     let set = if has("--full") { Set::Full } else { Set::Quick };
+    if set == Set::Full && has("--write") && std::env::var_os("BENCH_SECTIONS").is_some() {
+        return Err(
+            "BENCH_SECTIONS runs part of the full set: it is not written (unset it)".into(),
+        );
+    }
     let max = match std::env::var("BENCH_MAX_INTENTS") {
         Ok(v) => v
             .parse()

@@ -643,13 +643,38 @@ pub fn quick(run: &mut Run) -> Check {
 }
 
 /// The full benchmark: steady state, upgrades and scale, and the growth tables.
+/// The full set's sections, by the names `BENCH_SECTIONS` takes.
+pub const SECTIONS: [&str; 6] = ["steady", "blocks", "input", "forms", "canisters", "scale"];
+
+/// The full set, or the sections `BENCH_SECTIONS` names (comma-separated, while iterating;
+/// `bench` writes no partial set).
 pub fn full(run: &mut Run) -> Check {
-    steady(run)?;
-    growth_blocks(run)?;
-    growth_input(run)?;
-    growth_forms(run)?;
-    growth_canisters(run)?;
-    scale(run)?;
+    let only = std::env::var("BENCH_SECTIONS").ok();
+    let on = |s: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|x| x.trim() == s))
+    };
+    if let Some(o) = &only {
+        if let Some(bad) = o.split(',').find(|x| !SECTIONS.contains(&x.trim())) {
+            return Err(Fail::Failed(format!(
+                "BENCH_SECTIONS names {bad:?}; the sections are {SECTIONS:?}"
+            )));
+        }
+    }
+    type Section = fn(&mut Run) -> Check;
+    let sections: [(&str, Section); 6] = [
+        ("steady", steady),
+        ("blocks", growth_blocks),
+        ("input", growth_input),
+        ("forms", growth_forms),
+        ("canisters", growth_canisters),
+        ("scale", scale),
+    ];
+    for (name, section) in sections {
+        if on(name) {
+            section(run)?;
+        }
+    }
     Ok(())
 }
 
