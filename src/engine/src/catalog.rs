@@ -173,15 +173,16 @@ pub fn pins_of(c: &crate::model::BusConfig) -> std::collections::BTreeSet<String
     pins
 }
 
-/// A form tool's declaration and MCP rendering kept from `prev` when its form's entry is the
-/// one `prev` was built from (so its plan is the same) and so are the canisters.
+/// A form tool's declaration and MCP rendering kept from `prev` (a bus built over the same
+/// canisters: `build_bus` checks that once) when its form's entry is the one `prev` was built
+/// from, so that its plan is the same.
 fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDecl, String)> {
     let b = prev?;
     let same_form = match (b.entries.get(&p.form.id), cat.entries.get(&p.form.id)) {
         (Some(was), Some(is)) => Rc::ptr_eq(was, is),
         _ => false,
     };
-    if !same_form || *b.canisters != *cat.canisters {
+    if !same_form {
         return None;
     }
     let i = b
@@ -195,8 +196,8 @@ fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDec
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
     use tool_host_core::bus::page::render_one;
-    let same_canisters = prev.is_some_and(|b| *b.canisters == *cat.canisters);
-    let prev = prev.filter(|_| same_canisters);
+    // A canister's change changes every declaration of its forms (their `canister_id`).
+    let prev = prev.filter(|b| *b.canisters == *cat.canisters);
     let mut tools: Vec<(ToolDecl, String)> = cat
         .plans
         .plans
