@@ -203,7 +203,7 @@ fn an_unknown_record_version_refuses_the_upgrade(w: &mut World) -> Check {
     {
         Err(e) => ensure!(
             e.to_string().contains(
-                "upgrade refused: stored intent: key 1: version 9 is not one this code reads ([1, 2, 3])"
+                "upgrade refused: stored intent: key 1: version 9 is not one this code reads ([1, 2, 3, 4])"
             ),
             "{e}"
         ),

@@ -242,8 +242,7 @@ fn build_indexes<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>
     let mut floors: std::collections::BTreeMap<(candid::Principal, [u8; 32]), u64> =
         Default::default();
     let mut uses = vec![];
-    for e in s.intents.iter() {
-        let (id, i) = e.into_pair();
+    for (id, i) in s.intents.iter() {
         stored += i.input_json.len() as u64;
         *owners.entry(i.owner).or_default() += 1;
         if let Some(stamp) = i.stamp_ns {

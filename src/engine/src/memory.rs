@@ -56,9 +56,13 @@ pub const INBOX_IDS: MemoryId = MemoryId::new(21);
 pub const AGENT_TOKENS: MemoryId = MemoryId::new(22);
 /// (owner, token id): an owner's tokens, for its bound and its list.
 pub const OWNER_TOKENS: MemoryId = MemoryId::new(23);
+/// Intent bodies (input, argument bytes, preview, summary, names) in chunks, addressed from
+/// the intents' heads (`crate::intent_store`); written from the first intent on, so a fresh
+/// install takes no bucket for it.
+pub const INTENT_BODIES: MemoryId = MemoryId::new(24);
 
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 24] = [
+pub const ALL: [MemoryId; 25] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -83,4 +87,5 @@ pub const ALL: [MemoryId; 24] = [
     INBOX_IDS,
     AGENT_TOKENS,
     OWNER_TOKENS,
+    INTENT_BODIES,
 ];

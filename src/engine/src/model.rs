@@ -785,7 +785,227 @@ impl Versioned for Intent {
         body_of(self)
     }
 }
-storable!(Intent);
+
+/// The parts of an intent written when it is prepared and again only when it is stamped again:
+/// kept in the body slab (`crate::intent_store`), out of the intents map's B-tree nodes, which
+/// are saved whole on every write (ic-stable-structures 0.7): a send then rewrites nodes of
+/// small heads, not of whole records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntentBody {
+    pub form_id: String,
+    pub tool: String,
+    pub method: String,
+    pub input_json: String,
+    #[serde(with = "serde_bytes")]
+    pub arg: Vec<u8>,
+    pub memo: Option<Vec<u8>>,
+    pub preview_json: String,
+    pub summary: String,
+    pub names: Vec<StoredName>,
+}
+single_version!(IntentBody, "intent body");
+
+/// Where an intent's body is in the body slab: its first chunk and its length in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BodyRef {
+    pub first: u32,
+    pub len: u32,
+}
+
+/// An intent without its body (version 4 of the intent record): what changes as it moves on
+/// (status, attempts, outcome, times), the keys its indexes are kept by, and where its body is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntentHead {
+    pub id: u64,
+    pub owner: Principal,
+    pub preparer: Principal,
+    pub canister: Principal,
+    pub identity: [u8; 32],
+    pub digest: [u8; 32],
+    pub stamp_ns: Option<u64>,
+    pub status: Status,
+    pub outcome: Option<String>,
+    pub finding: Option<String>,
+    pub reply_json: Option<String>,
+    pub created_at: u64,
+    pub updated_at: u64,
+    pub expires_at: u64,
+    pub settled_at: Option<u64>,
+    pub attempts: Vec<Attempt>,
+    pub generation: u32,
+    pub retry_same: u8,
+    pub rejects_4_5: u8,
+    pub had_unknown: bool,
+    pub confirm_requested_at: Option<u64>,
+    pub reconcile_tries: u32,
+    pub before_send: Option<Status>,
+    pub reconcile_at: Option<u64>,
+    pub scan: Option<ScanState>,
+    pub held_for_good: bool,
+    pub max_stamp: Option<u64>,
+    pub prior_floor: Option<u64>,
+    pub body: BodyRef,
+}
+
+impl Intent {
+    /// The head (with `body` for where its body goes) and the body.
+    pub fn split(self, body: BodyRef) -> (IntentHead, IntentBody) {
+        let head = IntentHead {
+            id: self.id,
+            owner: self.owner,
+            preparer: self.preparer,
+            canister: self.canister,
+            identity: self.identity,
+            digest: self.digest,
+            stamp_ns: self.stamp_ns,
+            status: self.status,
+            outcome: self.outcome,
+            finding: self.finding,
+            reply_json: self.reply_json,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            expires_at: self.expires_at,
+            settled_at: self.settled_at,
+            attempts: self.attempts,
+            generation: self.generation,
+            retry_same: self.retry_same,
+            rejects_4_5: self.rejects_4_5,
+            had_unknown: self.had_unknown,
+            confirm_requested_at: self.confirm_requested_at,
+            reconcile_tries: self.reconcile_tries,
+            before_send: self.before_send,
+            reconcile_at: self.reconcile_at,
+            scan: self.scan,
+            held_for_good: self.held_for_good,
+            max_stamp: self.max_stamp,
+            prior_floor: self.prior_floor,
+            body,
+        };
+        let body = IntentBody {
+            form_id: self.form_id,
+            tool: self.tool,
+            method: self.method,
+            input_json: self.input_json,
+            arg: self.arg,
+            memo: self.memo,
+            preview_json: self.preview_json,
+            summary: self.summary,
+            names: self.names,
+        };
+        (head, body)
+    }
+}
+
+impl IntentHead {
+    /// The whole intent, with the body read from where the head says it is.
+    pub fn join(self, b: IntentBody) -> Intent {
+        Intent {
+            id: self.id,
+            owner: self.owner,
+            preparer: self.preparer,
+            canister: self.canister,
+            form_id: b.form_id,
+            tool: b.tool,
+            method: b.method,
+            input_json: b.input_json,
+            identity: self.identity,
+            arg: b.arg,
+            digest: self.digest,
+            stamp_ns: self.stamp_ns,
+            memo: b.memo,
+            preview_json: b.preview_json,
+            summary: b.summary,
+            status: self.status,
+            outcome: self.outcome,
+            finding: self.finding,
+            reply_json: self.reply_json,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            expires_at: self.expires_at,
+            settled_at: self.settled_at,
+            attempts: self.attempts,
+            generation: self.generation,
+            retry_same: self.retry_same,
+            rejects_4_5: self.rejects_4_5,
+            had_unknown: self.had_unknown,
+            confirm_requested_at: self.confirm_requested_at,
+            reconcile_tries: self.reconcile_tries,
+            before_send: self.before_send,
+            reconcile_at: self.reconcile_at,
+            scan: self.scan,
+            held_for_good: self.held_for_good,
+            names: b.names,
+            max_stamp: self.max_stamp,
+            prior_floor: self.prior_floor,
+        }
+    }
+}
+
+/// An intents map record: versions 1 to 3 hold the whole intent (still read: they are moved
+/// to a head and a body when next written), version 4 its head, the body in the slab.
+#[derive(Clone, Debug, PartialEq, Eq)]
+// Heads are every record written from version 4 on; whole intents are the old ones, boxed.
+#[allow(clippy::large_enum_variant)]
+pub enum StoredIntent {
+    Whole(Box<Intent>),
+    Head(IntentHead),
+}
+
+impl StoredIntent {
+    pub fn status(&self) -> Status {
+        match self {
+            StoredIntent::Whole(i) => i.status,
+            StoredIntent::Head(h) => h.status,
+        }
+    }
+    pub fn identity(&self) -> [u8; 32] {
+        match self {
+            StoredIntent::Whole(i) => i.identity,
+            StoredIntent::Head(h) => h.identity,
+        }
+    }
+    /// Where its body is, when it has one in the slab.
+    pub fn body(&self) -> Option<BodyRef> {
+        match self {
+            StoredIntent::Whole(_) => None,
+            StoredIntent::Head(h) => Some(h.body),
+        }
+    }
+}
+
+impl Versioned for StoredIntent {
+    const WHAT: &'static str = "intent";
+    const CURRENT: u8 = 4;
+    const READS: &'static [u8] = &[1, 2, 3, 4];
+    fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
+        match version {
+            1..=3 => {
+                Intent::decode_version(version, body).map(|i| StoredIntent::Whole(Box::new(i)))
+            }
+            _ => read_body(Self::WHAT, version, body).map(StoredIntent::Head),
+        }
+    }
+    /// Only [`StoredIntent::encode`] calls it, for a head.
+    fn encode_body(&self) -> Vec<u8> {
+        match self {
+            StoredIntent::Whole(i) => i.encode_body(),
+            StoredIntent::Head(h) => body_of(h),
+        }
+    }
+    /// A head as version 4; a whole intent (never written by the store, which splits every
+    /// intent it writes; tests plant them) as version 3, the layout that holds it.
+    fn encode(&self) -> Vec<u8> {
+        match self {
+            StoredIntent::Whole(i) => Versioned::encode(i.as_ref()),
+            StoredIntent::Head(h) => {
+                let mut out = vec![Self::CURRENT];
+                out.extend(body_of(h));
+                out
+            }
+        }
+    }
+}
+storable!(StoredIntent);
 
 /// The first layout of an intent, still read: it kept only the latest send's log length.
 pub mod v1 {

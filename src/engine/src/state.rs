@@ -13,7 +13,7 @@ pub type VM<M> = VirtualMemory<M>;
 fn intents_open_uses<M: Memory>(s: &State<M>) -> std::collections::BTreeSet<(String, u64)> {
     s.intents
         .iter()
-        .map(|e| e.value())
+        .map(|(_, i)| i)
         .filter(|i| !i.status.is_final())
         .map(|i| (use_key(&i.form_id, &i.canister, &i.tool), i.id))
         .collect()
@@ -119,7 +119,8 @@ pub struct State<M: Memory> {
     pub admins: StableBTreeMap<Principal, u64, VM<M>>,
     /// (owner, agent) → when it was authorized.
     pub agents: StableBTreeMap<(Principal, Principal), u64, VM<M>>,
-    pub intents: StableBTreeMap<u64, Intent, VM<M>>,
+    /// Intents: heads in a B-tree, bodies in a slab (`crate::intent_store`).
+    pub intents: crate::intent_store::IntentStore<VM<M>>,
     pub intent_keys: StableBTreeMap<(Principal, [u8; 32]), u64, VM<M>>,
     pub owner_intents: StableBTreeMap<(Principal, u64), (), VM<M>>,
     pub open_counts: StableBTreeMap<Principal, u32, VM<M>>,
@@ -192,7 +193,10 @@ impl<M: Memory + Clone> State<M> {
             targets: StableBTreeMap::init(mm.get(memory::TARGETS)),
             admins: StableBTreeMap::init(mm.get(memory::ADMINS)),
             agents: StableBTreeMap::init(mm.get(memory::AGENTS)),
-            intents: StableBTreeMap::init(mm.get(memory::INTENTS)),
+            intents: crate::intent_store::IntentStore::init(
+                mm.get(memory::INTENTS),
+                mm.get(memory::INTENT_BODIES),
+            ),
             intent_keys: StableBTreeMap::init(mm.get(memory::INTENT_KEYS)),
             owner_intents: StableBTreeMap::init(mm.get(memory::OWNER_INTENTS)),
             open_counts: StableBTreeMap::init(mm.get(memory::OPEN_COUNTS)),
@@ -239,9 +243,8 @@ impl<M: Memory> State<M> {
         each_record::<Principal, Target, M>(self.raw_map(memory::TARGETS))?;
         each_record::<u64, InFlight, M>(self.raw_map(memory::IN_FLIGHT))?;
         let intents: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::INTENTS);
-        if let Some(e) = intents.last_key_value() {
-            Intent::decode(&e.1 .0).map_err(|err| with_key(err, &e.0))?;
-        }
+        self.intents
+            .check_newest(intents.last_key_value().map(|(k, v)| (k, v.0)))?;
         // The newest turn likewise (turns are many; inbox entries are read when asked for).
         let turns: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::TURNS);
         if let Some(e) = turns.last_key_value() {
@@ -254,7 +257,7 @@ impl<M: Memory> State<M> {
     /// that does not fit its version is reported, with its key, instead of trapping.
     pub fn check_records(&self) -> Result<(), DecodeError> {
         self.check_layout()?;
-        each_record::<u64, Intent, M>(self.raw_map(memory::INTENTS))?;
+        each_record::<u64, StoredIntent, M>(self.raw_map(memory::INTENTS))?;
         each_record::<u64, crate::bus::records::Turn, M>(self.raw_map(memory::TURNS))?;
         each_record::<(Principal, u64), crate::bus::records::InboxEntry, M>(
             self.raw_map(memory::INBOX),
@@ -357,7 +360,7 @@ impl<M: Memory> State<M> {
         debug_assert_eq!(kept, self.kept_count(&owner), "a stale kept count");
         debug_assert_eq!(open, self.open_count(&owner), "a stale open count");
         let uses = use_key(&intent.form_id, &intent.canister, &intent.tool);
-        let before = self.intents.insert(id, intent);
+        let before = self.intents.insert(intent);
         debug_assert!(before.is_none(), "intent ids are never reused");
         self.owner_intents.insert((owner, id), ());
         self.owner_totals.insert(owner, kept + 1);
@@ -372,8 +375,8 @@ impl<M: Memory> State<M> {
         let uses = use_key(&intent.form_id, &intent.canister, &intent.tool);
         let before = self
             .intents
-            .insert(id, intent)
-            .map(|old| (old.status, old.identity));
+            .insert(intent)
+            .map(|old| (old.status(), old.identity()));
         let now_open = !status.is_final();
         match before {
             None => {
@@ -425,12 +428,12 @@ impl<M: Memory> State<M> {
     pub fn check_indexes(&self) -> Result<(), String> {
         use std::collections::{BTreeMap, BTreeSet};
         self.check_records().map_err(|e| e.to_string())?;
+        self.intents.check()?;
         let mut owners = BTreeSet::new();
         let mut open: BTreeMap<Principal, u32> = Default::default();
         let tasks: BTreeSet<(u64, u8, u64)> = self.due.keys().collect();
         let kinds: BTreeSet<(u64, u8)> = tasks.iter().map(|(_, k, id)| (*id, *k)).collect();
-        for e in self.intents.iter() {
-            let (id, i) = e.into_pair();
+        for (id, i) in self.intents.iter() {
             owners.insert((i.owner, id));
             let key = self.intent_keys.get(&(i.owner, i.identity));
             if !i.status.is_final() {

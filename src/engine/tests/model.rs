@@ -503,12 +503,7 @@ impl Sim {
     }
 
     fn intents(&self) -> Vec<tool_host_engine::model::Intent> {
-        self.state
-            .borrow()
-            .intents
-            .iter()
-            .map(|e| e.value())
-            .collect()
+        self.state.borrow().intents.iter().map(|(_, i)| i).collect()
     }
 }
 
@@ -580,7 +575,7 @@ fn check(sim: &Sim, quiet: bool) -> Result<(), String> {
     let ledger = sim.ledger.borrow();
     // Which intent each of the tool host's blocks came from: the exact bytes it sent.
     let mut by_arg: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
-    let intents: Vec<_> = state.intents.iter().map(|e| e.value()).collect();
+    let intents: Vec<_> = state.intents.iter().map(|(_, i)| i).collect();
     let mut count: BTreeMap<u64, usize> = BTreeMap::new();
     for b in ledger.blocks.iter().filter(|b| b.caller == host()) {
         let digest: [u8; 32] = Sha256::digest(&b.arg).into();

@@ -110,7 +110,7 @@ fn a_canister_removed_during_a_prepares_await_gets_no_intent_and_no_transfer() {
         .expect("nothing uses the canister yet");
     assert!(!w.state.borrow().targets.contains_key(&ledger_id()));
     let r = finish(f);
-    let stored: Vec<_> = w.state.borrow().intents.iter().map(|e| e.value()).collect();
+    let stored: Vec<_> = w.state.borrow().intents.iter().map(|(_, i)| i).collect();
     if let Ok(r) = &r {
         // What the engine did: an intent for the removed canister, and it can be sent.
         let v = structured(r);
@@ -182,7 +182,7 @@ fn a_form_dropped_from_the_canister_during_a_prepares_await_gets_no_intent() {
         .borrow()
         .intents
         .iter()
-        .map(|e| e.value())
+        .map(|(_, i)| i)
         .filter(|i| i.status == Status::Open)
         .map(|i| (i.id, i.form_id.clone(), i.canister))
         .collect();

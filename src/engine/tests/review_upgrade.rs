@@ -9,7 +9,7 @@ use candid::IDLValue;
 use common::*;
 use ic_stable_structures::memory_manager::MemoryManager;
 use ic_stable_structures::storable::Bound;
-use ic_stable_structures::{StableBTreeMap, StableCell, Storable};
+use ic_stable_structures::{Memory, StableBTreeMap, StableCell, Storable};
 use std::borrow::Cow;
 use std::rc::Rc;
 use tool_host_engine::memory;
@@ -80,7 +80,7 @@ fn to_v1(i: &Intent) -> v1::Intent {
 /// config and targets, and no stamp floors, uses index or owner totals (those memories did not
 /// exist). Then upgrades to this version.
 fn as_released_then_upgrade(w: &World) {
-    let intents: Vec<Intent> = w.state.borrow().intents.iter().map(|e| e.value()).collect();
+    let intents: Vec<Intent> = w.state.borrow().intents.iter().map(|(_, i)| i).collect();
     let config = w.state.borrow().config.get().clone();
     let targets: Vec<_> = w
         .state
@@ -97,6 +97,9 @@ fn as_released_then_upgrade(w: &World) {
         for i in &intents {
             raw.insert(i.id, OldLayout::encode(&to_v1(i)));
         }
+        // The released version had no body slab: its memory as a fresh bucket leaves it.
+        let bodies = mm.get(memory::INTENT_BODIES);
+        bodies.write(0, &vec![0; bodies.size() as usize * 65_536]);
         let l = config.limits.clone();
         let old = ConfigV1 {
             next_intent_id: config.next_intent_id,

@@ -412,6 +412,23 @@ fn intent() {
     let read = Intent::decode(&OldLayout::encode(&IntentV2(whole))).expect("decodes");
     assert_eq!(read, v3);
     assert_eq!(read.preview_text(), full);
+    // The intents map reads versions 1 to 3 whole, and writes version 4: the head, its body
+    // in the slab (a record of its own).
+    for (name, expected) in [("intent_v1", v1_intent_read()), ("intent_v3", v3.clone())] {
+        let fixture = std::fs::read(fixture_path(name)).unwrap();
+        assert_eq!(
+            StoredIntent::decode(&fixture).unwrap(),
+            StoredIntent::Whole(Box::new(expected)),
+            "{name}"
+        );
+    }
+    let (head, body) = v3.clone().split(BodyRef {
+        first: 0x0102_0304,
+        len: 300,
+    });
+    current("intent_v4", &StoredIntent::Head(head.clone()));
+    current("intent_body_v1", &body);
+    assert_eq!(head.join(body), v3);
 }
 
 /// Only an `arg_hex` of the record's own bytes at the very end is taken off; anything else is
@@ -509,7 +526,8 @@ fn every_version_has_a_fixture() {
     names::<Config>("config", &mut expected);
     names::<StoredForm>("form", &mut expected);
     names::<Target>("target", &mut expected);
-    names::<Intent>("intent", &mut expected);
+    names::<StoredIntent>("intent", &mut expected);
+    names::<IntentBody>("intent_body", &mut expected);
     names::<InFlight>("in_flight", &mut expected);
     names::<tool_host_engine::bus::records::Turn>("turn", &mut expected);
     names::<tool_host_engine::bus::records::InboxEntry>("inbox_entry", &mut expected);
@@ -541,8 +559,9 @@ mod buckets {
         let mem = VectorMemory::default();
         let s = State::init(mem.clone());
         s.check_indexes().unwrap();
-        // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens.
-        let opened = memory::ALL.len() as u64 - 1;
+        // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens, and the
+        // intent body slab, written from the first intent on.
+        let opened = memory::ALL.len() as u64 - 2;
         assert_eq!(mem.size(), 1 + opened * BUCKET_SIZE_IN_PAGES as u64);
         assert!(
             mem.size() * PAGE <= 12 * 1024 * 1024,
@@ -574,7 +593,7 @@ mod buckets {
         assert_eq!(mem.size(), 1 + 128, "the old default: one 8 MiB bucket");
         let mut s = State::init(mem.clone());
         assert_eq!(s.forms.get(&"icrc1".to_string()).unwrap().registered_at, 1);
-        let opened = memory::ALL.len() as u64 - 1;
+        let opened = memory::ALL.len() as u64 - 2;
         assert_eq!(
             mem.size(),
             1 + opened * 128,
@@ -603,16 +622,16 @@ fn an_unknown_version_in_memory_is_reported_by_the_checks() {
         let mm = MemoryManager::init(mem.clone());
         let mut raw: StableBTreeMap<u64, Vec<u8>, _> =
             StableBTreeMap::init(mm.get(memory::INTENTS));
-        raw.insert(9, vec![4, 1, 2]);
+        raw.insert(9, vec![5, 1, 2]);
     }
     let s = State::init(mem);
     let e = s.check_layout().unwrap_err();
     assert_eq!(e.what, "intent");
     assert!(
         e.reason
-            .starts_with("key 9: version 4 is not one this code reads ([1, 2, 3])"),
+            .starts_with("key 9: version 5 is not one this code reads ([1, 2, 3, 4])"),
         "{e}"
     );
     let e = s.check_indexes().unwrap_err();
-    assert!(e.starts_with("stored intent: key 9: version 4"), "{e}");
+    assert!(e.starts_with("stored intent: key 9: version 5"), "{e}");
 }

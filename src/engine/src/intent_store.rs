@@ -1,0 +1,473 @@
+//! Intents in stable memory: a small head per intent in a B-tree (status, attempts, times, the
+//! keys of its indexes) and its body (input, argument bytes, preview, summary, names) in a slab
+//! of fixed-size chunks.
+//!
+//! Why: ic-stable-structures 0.7 saves a B-tree node whole on every write, values included, so
+//! a map of ~1.5 KiB records rewrites ~10–17 KiB for any change of one intent. The body is
+//! written when an intent is prepared and again only when it is stamped again; every other
+//! write (a send, its outcome, a confirm request) rewrites heads only. Versions 1 to 3 of the
+//! record held the whole intent in the map: they are read as they are and split when written.
+
+use crate::model::{
+    decode_or_trap, BodyRef, DecodeError, Intent, IntentBody, IntentHead, StoredIntent, Versioned,
+};
+use ic_stable_structures::{Memory, StableBTreeMap};
+use std::cell::RefCell;
+
+/// Bytes of a chunk: the next chunk's index + 1 (0: none), then payload.
+pub const CHUNK: u64 = 256;
+const NEXT: u64 = 4;
+/// Payload bytes of a chunk.
+pub const PAYLOAD: u64 = CHUNK - NEXT;
+/// The slab's header; chunks follow it.
+const HEADER: u64 = 64;
+const MAGIC: &[u8; 4] = b"TBS\x01";
+const WASM_PAGE: u64 = 65_536;
+
+/// The slab's header: chunks handed out so far and the free list (a chain through freed
+/// chunks' next fields). Absent on a memory never written: an empty slab.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Header {
+    /// Chunks ever handed out: chunk indexes below it exist.
+    high: u32,
+    /// The first free chunk's index + 1; 0 when none is free.
+    free_head: u32,
+    /// Chunks in the free list.
+    free_len: u32,
+}
+
+/// Variable-length bodies in chunks of [`CHUNK`] bytes, each body a chain of chunks; freed
+/// chunks are reused before the slab grows. Reads and writes cost the body's bytes, not a
+/// node's.
+pub struct BodySlab<M: Memory> {
+    memory: M,
+}
+
+impl<M: Memory> BodySlab<M> {
+    /// Opens a slab: nothing is written until the first body (a fresh install takes no bucket).
+    pub fn init(memory: M) -> Self {
+        BodySlab { memory }
+    }
+
+    /// Chunks a body of `len` bytes takes (one at least).
+    pub fn chunks(len: u32) -> u32 {
+        (u64::from(len).div_ceil(PAYLOAD)).max(1) as u32
+    }
+
+    fn header(&self) -> Result<Header, String> {
+        if self.memory.size() == 0 {
+            return Ok(Header::default());
+        }
+        let mut b = [0u8; 24];
+        self.memory.read(0, &mut b);
+        // Grown but never written (the memory manager hands out zeroed buckets): empty.
+        if b.iter().all(|&x| x == 0) {
+            return Ok(Header::default());
+        }
+        if b[..4] != MAGIC[..] {
+            return Err(format!(
+                "the intent body slab's header starts {:02x?}, not {MAGIC:02x?}",
+                &b[..4]
+            ));
+        }
+        let chunk = u32::from_le_bytes(b[4..8].try_into().expect("4 bytes"));
+        if u64::from(chunk) != CHUNK {
+            return Err(format!(
+                "the intent body slab's chunks are {chunk} bytes, this code reads {CHUNK}"
+            ));
+        }
+        let u = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        Ok(Header {
+            high: u(8),
+            free_head: u(12),
+            free_len: u(16),
+        })
+    }
+
+    /// The header, or a trap naming what is wrong: like a record that does not decode
+    /// (`model::decode_or_trap`), a slab this code cannot read is never read as another.
+    fn header_or_trap(&self) -> Header {
+        self.header()
+            .unwrap_or_else(|e| panic!("stored intent body: {e}"))
+    }
+
+    fn set_header(&mut self, h: Header) {
+        let mut b = [0u8; 24];
+        b[..4].copy_from_slice(MAGIC);
+        b[4..8].copy_from_slice(&(CHUNK as u32).to_le_bytes());
+        b[8..12].copy_from_slice(&h.high.to_le_bytes());
+        b[12..16].copy_from_slice(&h.free_head.to_le_bytes());
+        b[16..20].copy_from_slice(&h.free_len.to_le_bytes());
+        self.grow_to(HEADER);
+        self.memory.write(0, &b);
+    }
+
+    fn at(chunk: u32) -> u64 {
+        HEADER + u64::from(chunk) * CHUNK
+    }
+
+    /// Grows the memory to hold `end` bytes. Stable memory exhausted is a trap, as a B-tree's
+    /// insert traps then: the message is rolled back and nothing is half written.
+    fn grow_to(&mut self, end: u64) {
+        let pages = end.div_ceil(WASM_PAGE);
+        let size = self.memory.size();
+        if pages > size && self.memory.grow(pages - size) < 0 {
+            panic!("stable memory is full: the intent body slab cannot grow to {end} bytes");
+        }
+    }
+
+    fn next_of(&self, chunk: u32) -> u32 {
+        let mut b = [0u8; NEXT as usize];
+        self.memory.read(Self::at(chunk), &mut b);
+        u32::from_le_bytes(b)
+    }
+
+    /// Writes a body into chunks taken from the free list first, then new ones.
+    pub fn write(&mut self, bytes: &[u8]) -> BodyRef {
+        let len = u32::try_from(bytes.len()).expect("an intent body is far below 4 GiB");
+        let n = Self::chunks(len);
+        let mut h = self.header_or_trap();
+        let mut chunks = Vec::with_capacity(n as usize);
+        while chunks.len() < n as usize && h.free_head != 0 {
+            let c = h.free_head - 1;
+            h.free_head = self.next_of(c);
+            h.free_len -= 1;
+            chunks.push(c);
+        }
+        let fresh = n - chunks.len() as u32;
+        if fresh > 0 {
+            let first = h.high;
+            h.high = h
+                .high
+                .checked_add(fresh)
+                .expect("the intent body slab has fewer than 2^32 chunks");
+            self.grow_to(Self::at(h.high));
+            chunks.extend(first..h.high);
+        }
+        let mut buf = Vec::with_capacity(CHUNK as usize);
+        for (k, part) in bytes
+            .chunks(PAYLOAD as usize)
+            .chain(bytes.is_empty().then_some(&[][..]))
+            .enumerate()
+        {
+            let next = chunks.get(k + 1).map_or(0, |c| c + 1);
+            buf.clear();
+            buf.extend_from_slice(&next.to_le_bytes());
+            buf.extend_from_slice(part);
+            self.memory.write(Self::at(chunks[k]), &buf);
+        }
+        self.set_header(h);
+        BodyRef {
+            first: chunks[0],
+            len,
+        }
+    }
+
+    /// The body's bytes, or why its chain cannot be read (a chunk past the slab's end, a
+    /// chain shorter than its length).
+    pub fn read_checked(&self, r: BodyRef) -> Result<Vec<u8>, String> {
+        self.read_within(r, self.header()?.high)
+    }
+
+    fn read_within(&self, r: BodyRef, high: u32) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(r.len as usize);
+        let mut chunk = r.first;
+        let mut left = u64::from(r.len);
+        let mut buf = vec![0u8; CHUNK as usize];
+        for k in 0..Self::chunks(r.len) {
+            if chunk >= high {
+                return Err(format!(
+                    "the body at chunk {} has its chunk {k} at {chunk}, past the slab's {high}",
+                    r.first
+                ));
+            }
+            let take = left.min(PAYLOAD);
+            let b = &mut buf[..(NEXT + take) as usize];
+            self.memory.read(Self::at(chunk), b);
+            out.extend_from_slice(&b[NEXT as usize..]);
+            left -= take;
+            let next = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+            if k + 1 < Self::chunks(r.len) {
+                if next == 0 {
+                    return Err(format!(
+                        "the body at chunk {} ({} bytes) ends after {} chunk(s)",
+                        r.first,
+                        r.len,
+                        k + 1
+                    ));
+                }
+                chunk = next - 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The body's bytes; a chain that cannot be read traps, naming why.
+    pub fn read(&self, r: BodyRef) -> Vec<u8> {
+        // Bounded by the memory's size rather than the header's count: no header read on the
+        // hot path (`check` compares chains with the count).
+        let room = (self.memory.size() * WASM_PAGE).saturating_sub(HEADER) / CHUNK;
+        self.read_within(r, u32::try_from(room).unwrap_or(u32::MAX))
+            .unwrap_or_else(|e| panic!("stored intent body: {e}"))
+    }
+
+    /// Whether the body at `r` is exactly `bytes`.
+    pub fn holds(&self, r: BodyRef, bytes: &[u8]) -> bool {
+        r.len as usize == bytes.len() && self.read(r) == bytes
+    }
+
+    /// Returns a body's chunks to the free list.
+    pub fn free(&mut self, r: BodyRef) {
+        let mut h = self.header_or_trap();
+        let n = Self::chunks(r.len);
+        let mut last = r.first;
+        for _ in 1..n {
+            last = self.next_of(last) - 1;
+        }
+        self.memory
+            .write(Self::at(last), &h.free_head.to_le_bytes());
+        h.free_head = r.first + 1;
+        h.free_len += n;
+        self.set_header(h);
+    }
+
+    /// Every chunk is in exactly one of the bodies `live` or in the free list, and the free
+    /// list's count is its length: no chunk shared, lost or past the end.
+    pub fn check(&self, live: impl Iterator<Item = (u64, BodyRef)>) -> Result<(), String> {
+        let h = self.header()?;
+        let mut owner: Vec<Option<u64>> = vec![None; h.high as usize];
+        let take = |chunk: u32, who: u64, owner: &mut Vec<Option<u64>>| match owner
+            .get_mut(chunk as usize)
+        {
+            None => Err(format!(
+                "chunk {chunk} ({}) is past the slab's {} chunks",
+                name(who),
+                h.high
+            )),
+            Some(Some(other)) => Err(format!(
+                "chunk {chunk} is in {} and in {}",
+                name(*other),
+                name(who)
+            )),
+            Some(slot) => {
+                *slot = Some(who);
+                Ok(())
+            }
+        };
+        for (id, r) in live {
+            let mut chunk = r.first;
+            for k in 0..Self::chunks(r.len) {
+                take(chunk, id, &mut owner)?;
+                if k + 1 < Self::chunks(r.len) {
+                    match self.next_of(chunk) {
+                        0 => return Err(format!("intent {id}'s body ends early at chunk {chunk}")),
+                        n => chunk = n - 1,
+                    }
+                }
+            }
+        }
+        let mut free = 0u32;
+        let mut next = h.free_head;
+        while next != 0 {
+            take(next - 1, FREE, &mut owner)?;
+            free += 1;
+            next = self.next_of(next - 1);
+        }
+        if free != h.free_len {
+            return Err(format!(
+                "the free list holds {free} chunks, its count says {}",
+                h.free_len
+            ));
+        }
+        if let Some(k) = owner.iter().position(Option::is_none) {
+            return Err(format!("chunk {k} is neither in a body nor free"));
+        }
+        Ok(())
+    }
+
+    /// Chunks handed out and chunks free.
+    pub fn usage(&self) -> (u32, u32) {
+        let h = self.header_or_trap();
+        (h.high, h.free_len)
+    }
+}
+
+const FREE: u64 = u64::MAX;
+fn name(who: u64) -> String {
+    if who == FREE {
+        "the free list".into()
+    } else {
+        format!("intent {who}'s body")
+    }
+}
+
+/// The intents: heads in a B-tree keyed by id, bodies in a [`BodySlab`]. Reads and writes whole
+/// [`Intent`]s; a write stores the body again only when it changed.
+pub struct IntentStore<M: Memory> {
+    heads: StableBTreeMap<u64, StoredIntent, M>,
+    bodies: BodySlab<M>,
+    /// The bodies read or written last, with where they are: a write of the same intent with
+    /// the same body keeps its chunks without reading or encoding anything. Heap only (empty
+    /// after an upgrade; rolled back with the stable memory on a trap), and only a hint: the
+    /// head the write replaces confirms it.
+    recent: RefCell<Vec<(u64, BodyRef, IntentBody)>>,
+}
+
+/// Bodies kept in [`IntentStore::recent`]: a flow reads one intent or two.
+const RECENT: usize = 4;
+
+impl<M: Memory> IntentStore<M> {
+    pub fn init(heads: M, bodies: M) -> Self {
+        IntentStore {
+            heads: StableBTreeMap::init(heads),
+            bodies: BodySlab::init(bodies),
+            recent: RefCell::new(Vec::with_capacity(RECENT)),
+        }
+    }
+
+    fn remember(&self, id: u64, at: BodyRef, body: &IntentBody) {
+        let mut r = self.recent.borrow_mut();
+        r.retain(|(i, _, _)| *i != id);
+        if r.len() == RECENT {
+            r.remove(0);
+        }
+        r.push((id, at, body.clone()));
+    }
+
+    fn forget(&self, id: u64) {
+        self.recent.borrow_mut().retain(|(i, _, _)| *i != id);
+    }
+
+    fn whole(&self, id: u64, s: StoredIntent) -> Intent {
+        match s {
+            StoredIntent::Whole(i) => *i,
+            StoredIntent::Head(h) => {
+                let body: IntentBody = decode_or_trap(&self.bodies.read(h.body));
+                self.remember(id, h.body, &body);
+                h.join(body)
+            }
+        }
+    }
+
+    pub fn get(&self, id: &u64) -> Option<Intent> {
+        self.heads.get(id).map(|s| self.whole(*id, s))
+    }
+
+    /// The stored record without its body: status and identity for the indexes.
+    pub fn get_head(&self, id: &u64) -> Option<StoredIntent> {
+        self.heads.get(id)
+    }
+
+    pub fn contains_key(&self, id: &u64) -> bool {
+        self.heads.contains_key(id)
+    }
+
+    pub fn len(&self) -> u64 {
+        self.heads.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.heads.keys()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u64, Intent)> + '_ {
+        self.heads.iter().map(|e| {
+            let (id, s) = e.into_pair();
+            (id, self.whole(id, s))
+        })
+    }
+
+    /// Writes an intent under its id and returns the record it replaced. Its body keeps its
+    /// chunks when it is the body last read or written for this intent (the replaced head must
+    /// name those chunks too); otherwise it is written anew and the replaced head's chunks
+    /// are freed.
+    pub fn insert(&mut self, intent: Intent) -> Option<StoredIntent> {
+        let id = intent.id;
+        let (head, body) = intent.split(BodyRef { first: 0, len: 0 });
+        let hint = self
+            .recent
+            .borrow()
+            .iter()
+            .find(|(i, _, b)| *i == id && *b == body)
+            .map(|(_, at, _)| *at);
+        let at = match hint {
+            Some(at) => at,
+            None => self.bodies.write(&Versioned::encode(&body)),
+        };
+        let mut head = IntentHead { body: at, ..head };
+        let before = self.heads.insert(id, StoredIntent::Head(head.clone()));
+        let old = before.as_ref().and_then(StoredIntent::body);
+        if hint.is_some() && old != Some(at) {
+            // The hint did not name the chunks the replaced head had (never expected: every
+            // write goes through here): the body is written anew, the hinted chunks untouched.
+            head.body = self.bodies.write(&Versioned::encode(&body));
+            self.heads.insert(id, StoredIntent::Head(head.clone()));
+        }
+        if let Some(old) = old.filter(|o| *o != head.body) {
+            self.bodies.free(old);
+        }
+        self.remember(id, head.body, &body);
+        before
+    }
+
+    /// Removes an intent and frees its body.
+    pub fn remove(&mut self, id: &u64) -> Option<Intent> {
+        let s = self.heads.remove(id)?;
+        let r = s.body();
+        let i = self.whole(*id, s);
+        self.forget(*id);
+        if let Some(r) = r {
+            self.bodies.free(r);
+        }
+        Some(i)
+    }
+
+    /// The newest intent's record and body, read without trapping (`State::check_layout`).
+    pub fn check_newest(&self, raw: Option<(u64, Vec<u8>)>) -> Result<(), DecodeError> {
+        let Some((id, bytes)) = raw else {
+            return Ok(());
+        };
+        let key = |e: DecodeError| DecodeError {
+            reason: format!("key {id:?}: {}", e.reason),
+            ..e
+        };
+        if let StoredIntent::Head(h) = StoredIntent::decode(&bytes).map_err(key)? {
+            let body = self
+                .bodies
+                .read_checked(h.body)
+                .map_err(|reason| DecodeError {
+                    what: "intent body",
+                    reason,
+                });
+            IntentBody::decode(&body.map_err(key)?).map_err(key)?;
+        }
+        Ok(())
+    }
+
+    /// Every head's body reads and decodes, and the slab's chunks are each in one body or
+    /// free. Reads everything: tests and checks, never a hot path.
+    pub fn check(&self) -> Result<(), String> {
+        let mut live = vec![];
+        for e in self.heads.iter() {
+            let (id, s) = e.into_pair();
+            if let Some(r) = s.body() {
+                let bytes = self
+                    .bodies
+                    .read_checked(r)
+                    .map_err(|e| format!("intent {id}: {e}"))?;
+                IntentBody::decode(&bytes).map_err(|e| format!("intent {id}: {e}"))?;
+                live.push((id, r));
+            }
+        }
+        self.bodies.check(live.into_iter())
+    }
+
+    /// Chunks handed out and chunks free in the body slab.
+    pub fn body_chunks(&self) -> (u32, u32) {
+        self.bodies.usage()
+    }
+}

@@ -1,0 +1,324 @@
+//! The intent store: heads in a B-tree, bodies in a slab of chunks. Random sequences of writes,
+//! rewrites and removals are checked against a plain map after every step, with the slab's
+//! accounting (every chunk in exactly one body or free) checked too; and the checks themselves
+//! are shown to catch a leaked, a shared and a broken chunk.
+
+use candid::Principal;
+use ic_stable_structures::{Memory, StableBTreeMap, VectorMemory};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use tool_host_engine::intent_store::{BodySlab, IntentStore, PAYLOAD};
+use tool_host_engine::model::*;
+
+fn intent(id: u64, input: usize, preview: usize, status: Status) -> Intent {
+    Intent {
+        id,
+        owner: Principal::from_slice(&[(id % 7) as u8; 10]),
+        preparer: Principal::from_slice(&[2; 10]),
+        canister: Principal::from_slice(&[3; 10]),
+        form_id: "icrc1".into(),
+        tool: "transfer".into(),
+        method: "icrc1_transfer".into(),
+        input_json: "i".repeat(input),
+        identity: [id as u8; 32],
+        arg: vec![0x44; 40],
+        digest: [5; 32],
+        stamp_ns: Some(id),
+        memo: None,
+        preview_json: format!("{{\"p\":\"{}\"}}", "v".repeat(preview)),
+        summary: "Send".into(),
+        status,
+        outcome: None,
+        finding: None,
+        reply_json: None,
+        created_at: 1,
+        updated_at: 1,
+        expires_at: 2,
+        settled_at: None,
+        attempts: vec![],
+        generation: 0,
+        retry_same: 0,
+        rejects_4_5: 0,
+        had_unknown: false,
+        confirm_requested_at: None,
+        reconcile_tries: 0,
+        before_send: None,
+        reconcile_at: None,
+        scan: None,
+        held_for_good: false,
+        names: vec![],
+        max_stamp: None,
+        prior_floor: None,
+    }
+}
+
+fn store() -> (IntentStore<VectorMemory>, VectorMemory, VectorMemory) {
+    let (h, b) = (VectorMemory::default(), VectorMemory::default());
+    (IntentStore::init(h.clone(), b.clone()), h, b)
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// Write intent `id` with an input of this many bytes (a new body, or the same one).
+    Put {
+        id: u64,
+        input: usize,
+    },
+    /// Rewrite the head only (a status change).
+    Settle {
+        id: u64,
+    },
+    Remove {
+        id: u64,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (
+            0u64..12,
+            prop_oneof![0usize..40, 200usize..2_000, Just(PAYLOAD as usize)]
+        )
+            .prop_map(|(id, input)| Op::Put { id, input }),
+        (0u64..12).prop_map(|id| Op::Settle { id }),
+        (0u64..12).prop_map(|id| Op::Remove { id }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// After every step the store reads back exactly the model, every chunk is in one body or
+    /// free, and the slab never holds more chunks than the live bodies ever needed at once.
+    #[test]
+    fn the_store_is_a_map_and_the_slab_loses_nothing(ops in proptest::collection::vec(op(), 1..60)) {
+        let (mut s, _, _) = store();
+        let mut model: BTreeMap<u64, Intent> = BTreeMap::new();
+        let mut peak = 0u32;
+        for op in ops {
+            match op {
+                Op::Put { id, input } => {
+                    let i = intent(id, input, 100, Status::Open);
+                    let before = s.insert(i.clone());
+                    prop_assert_eq!(before.map(|b| b.status()), model.get(&id).map(|m| m.status));
+                    model.insert(id, i);
+                }
+                Op::Settle { id } => {
+                    if let Some(m) = model.get_mut(&id) {
+                        // As the engine writes: read, change the head, write.
+                        let mut i = s.get(&id).unwrap();
+                        let chunks = s.body_chunks();
+                        i.status = Status::Done;
+                        i.outcome = Some("success".into());
+                        s.insert(i.clone());
+                        prop_assert_eq!(s.body_chunks(), chunks, "a head-only change writes no body");
+                        *m = i;
+                    }
+                }
+                Op::Remove { id } => {
+                    prop_assert_eq!(s.remove(&id), model.remove(&id));
+                }
+            }
+            s.check().map_err(TestCaseError::fail)?;
+            prop_assert_eq!(s.len(), model.len() as u64);
+            for (id, i) in &model {
+                prop_assert_eq!(s.get(id), Some(i.clone()));
+            }
+            let live: u32 = model
+                .values()
+                .map(|i| BodySlab::<VectorMemory>::chunks(body_len(i)))
+                .sum();
+            let (high, free) = s.body_chunks();
+            prop_assert_eq!(high - free, live, "chunks in use are the live bodies'");
+            peak = peak.max(live);
+            // A body is written before the one it replaces is freed: at most one body more.
+            prop_assert!(high <= peak + BodySlab::<VectorMemory>::chunks(2_200), "{} > {}", high, peak);
+        }
+    }
+}
+
+fn body_len(i: &Intent) -> u32 {
+    let (_, body) = i.clone().split(BodyRef { first: 0, len: 0 });
+    Versioned::encode(&body).len() as u32
+}
+
+#[test]
+fn a_head_only_write_keeps_the_body_and_a_new_body_frees_the_old() {
+    let (mut s, _, _) = store();
+    let i = intent(1, 900, 500, Status::Open);
+    assert!(s.insert(i.clone()).is_none());
+    let chunks = BodySlab::<VectorMemory>::chunks(body_len(&i));
+    assert!(chunks > 4, "a body over several chunks: {chunks}");
+    assert_eq!(s.body_chunks(), (chunks, 0));
+    let mut sent = i.clone();
+    sent.status = Status::InFlight;
+    sent.attempts.push(Attempt {
+        at: 3,
+        digest: [5; 32],
+        result: AttemptResult::Pending,
+        log_length: Some(4),
+    });
+    assert_eq!(
+        s.insert(sent.clone()).map(|b| b.status()),
+        Some(Status::Open)
+    );
+    assert_eq!(s.body_chunks(), (chunks, 0), "the body stayed where it was");
+    assert_eq!(s.get(&1), Some(sent.clone()));
+    // Stamped again: new argument bytes, a new preview; the old chunks are free, then reused.
+    let mut restamped = sent;
+    restamped.arg = vec![0x45; 40];
+    restamped.preview_json = "{\"p\":2}".into();
+    s.insert(restamped.clone());
+    let small = BodySlab::<VectorMemory>::chunks(body_len(&restamped));
+    assert_eq!(
+        s.body_chunks(),
+        (chunks + small, chunks),
+        "written, then the old freed"
+    );
+    assert_eq!(s.get(&1), Some(restamped));
+    s.insert(intent(2, 10, 10, Status::Open));
+    let (high, free) = s.body_chunks();
+    assert_eq!(high, chunks + small, "the free chunks were taken first");
+    assert_eq!(
+        free,
+        chunks - BodySlab::<VectorMemory>::chunks(body_len(&intent(2, 10, 10, Status::Open)))
+    );
+    s.check().unwrap();
+    assert!(s.remove(&1).is_some());
+    assert_eq!(s.body_chunks().1, free + small);
+    s.check().unwrap();
+}
+
+#[test]
+fn a_fresh_store_writes_nothing_until_its_first_intent() {
+    let (mut s, h, b) = store();
+    assert_eq!(b.size(), 0);
+    assert!(h.size() > 0, "the B-tree writes its header");
+    s.check().unwrap();
+    assert_eq!(s.body_chunks(), (0, 0));
+    s.insert(intent(1, 10, 10, Status::Open));
+    assert_eq!(b.size(), 1);
+}
+
+/// A whole intent written by versions 1 to 3 is read as it is, and split when written again.
+#[test]
+fn a_whole_record_is_read_and_split_when_written() {
+    let (h, b) = (VectorMemory::default(), VectorMemory::default());
+    let i = intent(3, 50, 50, Status::Open);
+    {
+        let mut raw: StableBTreeMap<u64, StoredIntent, _> = StableBTreeMap::init(h.clone());
+        raw.insert(3, StoredIntent::Whole(Box::new(i.clone())));
+        let mut bytes: StableBTreeMap<u64, Vec<u8>, _> = StableBTreeMap::load(h.clone());
+        assert_eq!(bytes.get(&3).unwrap()[0], 3, "written as version 3");
+        bytes.insert(
+            4,
+            OldLayout::encode(&IntentV2(intent(4, 5, 5, Status::Done))),
+        );
+    }
+    let mut s = IntentStore::init(h, b);
+    assert_eq!(s.get(&3), Some(i.clone()));
+    assert_eq!(s.get(&4).map(|i| i.status), Some(Status::Done));
+    s.check().unwrap();
+    let before = s.insert(i.clone()).unwrap();
+    assert!(matches!(before, StoredIntent::Whole(_)));
+    assert!(matches!(s.get_head(&3), Some(StoredIntent::Head(_))));
+    assert_eq!(s.get(&3), Some(i));
+    s.check().unwrap();
+    assert_eq!(
+        s.remove(&4).map(|i| i.id),
+        Some(4),
+        "a whole one has no body to free"
+    );
+    s.check().unwrap();
+}
+
+/// The slab's check catches what would lose or share a body: a chunk neither in a body nor
+/// free, a chunk in two bodies, a chain that ends early, a free count that is wrong.
+#[test]
+fn the_slab_check_catches_a_leak_a_shared_chunk_and_a_broken_chain() {
+    let mem = VectorMemory::default();
+    let mut slab = BodySlab::init(mem.clone());
+    let a = slab.write(&[1; 600]);
+    let b = slab.write(&[2; 100]);
+    slab.check([(1, a), (2, b)].into_iter()).unwrap();
+    let e = slab.check([(1, a)].into_iter()).unwrap_err();
+    assert!(e.contains("neither in a body nor free"), "{e}");
+    let e = slab
+        .check([(1, a), (2, a), (3, b)].into_iter())
+        .unwrap_err();
+    assert!(
+        e.contains("is in intent 1's body and in intent 2's body"),
+        "{e}"
+    );
+    let long = BodyRef {
+        first: b.first,
+        len: 900,
+    };
+    let e = slab.check([(1, a), (2, long)].into_iter()).unwrap_err();
+    assert!(e.contains("ends early"), "{e}");
+    assert!(slab
+        .read_checked(long)
+        .unwrap_err()
+        .contains("ends after 1 chunk"));
+    slab.free(b);
+    slab.check([(1, a)].into_iter()).unwrap();
+    let e = slab.check([(1, a), (2, b)].into_iter()).unwrap_err();
+    assert!(e.contains("the free list"), "{e}");
+    // The free count in the header disagrees with the list.
+    let mut hdr = [0u8; 4];
+    mem.read(16, &mut hdr);
+    mem.write(16, &(u32::from_le_bytes(hdr) + 1).to_le_bytes());
+    let e = slab.check([(1, a)].into_iter()).unwrap_err();
+    assert!(e.contains("its count says"), "{e}");
+    // A header this code does not write is refused, never read as an empty slab.
+    mem.write(0, b"XXXX");
+    assert!(slab
+        .check([].into_iter())
+        .unwrap_err()
+        .contains("header starts"));
+}
+
+/// Bodies of every size round-trip, including at the chunk boundary.
+#[test]
+fn bodies_of_every_size_round_trip() {
+    let mut slab = BodySlab::init(VectorMemory::default());
+    let mut live = vec![];
+    for (k, len) in [1usize, 251, 252, 253, 504, 505, 4_000, 70_000]
+        .into_iter()
+        .enumerate()
+    {
+        let bytes: Vec<u8> = (0..len).map(|n| (n * 7 + k) as u8).collect();
+        let r = slab.write(&bytes);
+        assert_eq!(slab.read(r), bytes, "{len}");
+        assert!(slab.holds(r, &bytes));
+        live.push((k as u64, r));
+    }
+    slab.check(live.into_iter()).unwrap();
+}
+
+/// The recent-bodies hint is only a hint: a write whose hint no longer names the replaced
+/// head's chunks (another store over the same memory rewrote the body) writes the body anew
+/// and frees what the replaced head named, never the hinted chunks.
+#[test]
+fn a_stale_hint_is_caught_by_the_replaced_head() {
+    let (h, b) = (VectorMemory::default(), VectorMemory::default());
+    let mut s1 = IntentStore::init(h.clone(), b.clone());
+    s1.insert(intent(5, 300, 300, Status::Open));
+    s1.insert(intent(6, 300, 300, Status::Open));
+    let first = s1.get(&5).unwrap();
+    let mut s2 = IntentStore::init(h.clone(), b.clone());
+    let mut other = s2.get(&5).unwrap();
+    other.input_json = "changed".into();
+    s2.insert(other);
+    s2.check().unwrap();
+    // s1 still remembers the first body at its old chunks, now free.
+    let mut settled = first.clone();
+    settled.status = Status::Done;
+    s1.insert(settled.clone());
+    s1.check().unwrap();
+    assert_eq!(s1.get(&5), Some(settled));
+    assert_eq!(
+        IntentStore::init(h, b).get(&5).unwrap().input_json,
+        first.input_json
+    );
+}
