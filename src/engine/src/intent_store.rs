@@ -34,6 +34,8 @@ struct Header {
     free_head: u32,
     /// Chunks in the free list.
     free_len: u32,
+    /// Bodies ever written: the next body's [`BodyRef::write`].
+    writes: u64,
 }
 
 /// Variable-length bodies in chunks of [`CHUNK`] bytes, each body a chain of chunks; freed
@@ -58,7 +60,7 @@ impl<M: Memory> BodySlab<M> {
         if self.memory.size() == 0 {
             return Ok(Header::default());
         }
-        let mut b = [0u8; 24];
+        let mut b = [0u8; 28];
         self.memory.read(0, &mut b);
         // Grown but never written (the memory manager hands out zeroed buckets): empty.
         if b.iter().all(|&x| x == 0) {
@@ -81,6 +83,7 @@ impl<M: Memory> BodySlab<M> {
             high: u(8),
             free_head: u(12),
             free_len: u(16),
+            writes: u64::from(u(20)) | (u64::from(u(24)) << 32),
         })
     }
 
@@ -92,12 +95,13 @@ impl<M: Memory> BodySlab<M> {
     }
 
     fn set_header(&mut self, h: Header) {
-        let mut b = [0u8; 24];
+        let mut b = [0u8; 28];
         b[..4].copy_from_slice(MAGIC);
         b[4..8].copy_from_slice(&(CHUNK as u32).to_le_bytes());
         b[8..12].copy_from_slice(&h.high.to_le_bytes());
         b[12..16].copy_from_slice(&h.free_head.to_le_bytes());
         b[16..20].copy_from_slice(&h.free_len.to_le_bytes());
+        b[20..28].copy_from_slice(&h.writes.to_le_bytes());
         self.grow_to(HEADER);
         self.memory.write(0, &b);
     }
@@ -131,7 +135,9 @@ impl<M: Memory> BodySlab<M> {
         while chunks.len() < n as usize && h.free_head != 0 {
             let c = h.free_head - 1;
             h.free_head = self.next_of(c);
-            h.free_len -= 1;
+            h.free_len = h.free_len.checked_sub(1).unwrap_or_else(|| {
+                panic!("stored intent body: the free list is longer than its count")
+            });
             chunks.push(c);
         }
         let fresh = n - chunks.len() as u32;
@@ -156,10 +162,13 @@ impl<M: Memory> BodySlab<M> {
             buf.extend_from_slice(part);
             self.memory.write(Self::at(chunks[k]), &buf);
         }
+        let write = h.writes;
+        h.writes += 1;
         self.set_header(h);
         BodyRef {
             first: chunks[0],
             len,
+            write,
         }
     }
 
@@ -221,8 +230,16 @@ impl<M: Memory> BodySlab<M> {
         let mut h = self.header_or_trap();
         let n = Self::chunks(r.len);
         let mut last = r.first;
-        for _ in 1..n {
-            last = self.next_of(last) - 1;
+        // A chain that ends early or leaves the slab traps, naming it, rather than linking
+        // the free list into chunks that are not this body's.
+        for k in 1..n {
+            last = match self.next_of(last).checked_sub(1) {
+                Some(c) if c < h.high => c,
+                _ => panic!(
+                    "stored intent body: the body at chunk {} ({} bytes) breaks after {k} chunk(s)",
+                    r.first, r.len
+                ),
+            };
         }
         self.memory
             .write(Self::at(last), &h.free_head.to_le_bytes());
@@ -306,10 +323,14 @@ fn name(who: u64) -> String {
 pub struct IntentStore<M: Memory> {
     heads: StableBTreeMap<u64, StoredIntent, M>,
     bodies: BodySlab<M>,
-    /// The bodies read or written last, with where they are: a write of the same intent with
-    /// the same body keeps its chunks without reading or encoding anything. Heap only (empty
-    /// after an upgrade; rolled back with the stable memory on a trap), and only a hint: the
-    /// head the write replaces confirms it.
+    /// The bodies last got or written (at most [`RECENT`]), with where they are: a write of
+    /// the same intent with the same body keeps its chunks without reading or encoding
+    /// anything. It is right because every write and free of these memories goes through this
+    /// store (the state opens one); heap only (empty after an upgrade; rolled back with the
+    /// stable memory on a trap). Even so it is only a hint: the head the write replaces must
+    /// name the same body (chunks, length and write number, which no two bodies share), or
+    /// the body is written anew. A body not remembered is written anew too (correct; it costs
+    /// a write and a free).
     recent: RefCell<Vec<(u64, BodyRef, IntentBody)>>,
 }
 
@@ -325,32 +346,38 @@ impl<M: Memory> IntentStore<M> {
         }
     }
 
-    fn remember(&self, id: u64, at: BodyRef, body: &IntentBody) {
+    fn remember(&self, id: u64, at: BodyRef, body: IntentBody) {
         let mut r = self.recent.borrow_mut();
         r.retain(|(i, _, _)| *i != id);
         if r.len() == RECENT {
             r.remove(0);
         }
-        r.push((id, at, body.clone()));
+        r.push((id, at, body));
     }
 
     fn forget(&self, id: u64) {
         self.recent.borrow_mut().retain(|(i, _, _)| *i != id);
     }
 
-    fn whole(&self, id: u64, s: StoredIntent) -> Intent {
+    fn whole(&self, s: StoredIntent) -> (Intent, Option<(BodyRef, IntentBody)>) {
         match s {
-            StoredIntent::Whole(i) => *i,
+            StoredIntent::Whole(i) => (*i, None),
             StoredIntent::Head(h) => {
                 let body: IntentBody = decode_or_trap(&self.bodies.read(h.body));
-                self.remember(id, h.body, &body);
-                h.join(body)
+                let at = h.body;
+                let kept = (at, body.clone());
+                (h.join(body), Some(kept))
             }
         }
     }
 
+    /// One intent, whole; its body is remembered for the write that usually follows.
     pub fn get(&self, id: &u64) -> Option<Intent> {
-        self.heads.get(id).map(|s| self.whole(*id, s))
+        let (i, body) = self.whole(self.heads.get(id)?);
+        if let Some((at, body)) = body {
+            self.remember(*id, at, body);
+        }
+        Some(i)
     }
 
     /// The stored record without its body: status and identity for the indexes.
@@ -377,7 +404,7 @@ impl<M: Memory> IntentStore<M> {
     pub fn iter(&self) -> impl Iterator<Item = (u64, Intent)> + '_ {
         self.heads.iter().map(|e| {
             let (id, s) = e.into_pair();
-            (id, self.whole(id, s))
+            (id, self.whole(s).0)
         })
     }
 
@@ -387,7 +414,11 @@ impl<M: Memory> IntentStore<M> {
     /// are freed.
     pub fn insert(&mut self, intent: Intent) -> Option<StoredIntent> {
         let id = intent.id;
-        let (head, body) = intent.split(BodyRef { first: 0, len: 0 });
+        let (head, body) = intent.split(BodyRef {
+            first: 0,
+            len: 0,
+            write: 0,
+        });
         let hint = self
             .recent
             .borrow()
@@ -410,7 +441,7 @@ impl<M: Memory> IntentStore<M> {
         if let Some(old) = old.filter(|o| *o != head.body) {
             self.bodies.free(old);
         }
-        self.remember(id, head.body, &body);
+        self.remember(id, head.body, body);
         before
     }
 
@@ -418,7 +449,7 @@ impl<M: Memory> IntentStore<M> {
     pub fn remove(&mut self, id: &u64) -> Option<Intent> {
         let s = self.heads.remove(id)?;
         let r = s.body();
-        let i = self.whole(*id, s);
+        let i = self.whole(s).0;
         self.forget(*id);
         if let Some(r) = r {
             self.bodies.free(r);

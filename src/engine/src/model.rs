@@ -805,11 +805,14 @@ pub struct IntentBody {
 }
 single_version!(IntentBody, "intent body");
 
-/// Where an intent's body is in the body slab: its first chunk and its length in bytes.
+/// Where an intent's body is in the body slab: its first chunk and its length in bytes, and
+/// the slab's count of writes when it was written (no two bodies ever have the same: chunks
+/// freed and taken again by a body of the same length are still another body).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BodyRef {
     pub first: u32,
     pub len: u32,
+    pub write: u64,
 }
 
 /// An intent without its body (version 4 of the intent record): what changes as it moves on

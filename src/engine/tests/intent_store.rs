@@ -107,11 +107,12 @@ proptest! {
                     if let Some(m) = model.get_mut(&id) {
                         // As the engine writes: read, change the head, write.
                         let mut i = s.get(&id).unwrap();
-                        let chunks = s.body_chunks();
+                        let (chunks, at) = (s.body_chunks(), s.get_head(&id).and_then(|h| h.body()));
                         i.status = Status::Done;
                         i.outcome = Some("success".into());
                         s.insert(i.clone());
                         prop_assert_eq!(s.body_chunks(), chunks, "a head-only change writes no body");
+                        prop_assert_eq!(s.get_head(&id).and_then(|h| h.body()), at, "the same body");
                         *m = i;
                     }
                 }
@@ -138,7 +139,11 @@ proptest! {
 }
 
 fn body_len(i: &Intent) -> u32 {
-    let (_, body) = i.clone().split(BodyRef { first: 0, len: 0 });
+    let (_, body) = i.clone().split(BodyRef {
+        first: 0,
+        len: 0,
+        write: 0,
+    });
     Versioned::encode(&body).len() as u32
 }
 
@@ -250,10 +255,7 @@ fn the_slab_check_catches_a_leak_a_shared_chunk_and_a_broken_chain() {
         e.contains("is in intent 1's body and in intent 2's body"),
         "{e}"
     );
-    let long = BodyRef {
-        first: b.first,
-        len: 900,
-    };
+    let long = BodyRef { len: 900, ..b };
     let e = slab.check([(1, a), (2, long)].into_iter()).unwrap_err();
     assert!(e.contains("ends early"), "{e}");
     assert!(slab
@@ -283,7 +285,7 @@ fn the_slab_check_catches_a_leak_a_shared_chunk_and_a_broken_chain() {
 fn bodies_of_every_size_round_trip() {
     let mut slab = BodySlab::init(VectorMemory::default());
     let mut live = vec![];
-    for (k, len) in [1usize, 251, 252, 253, 504, 505, 4_000, 70_000]
+    for (k, len) in [0usize, 1, 251, 252, 253, 504, 505, 4_000, 70_000]
         .into_iter()
         .enumerate()
     {
@@ -297,8 +299,8 @@ fn bodies_of_every_size_round_trip() {
 }
 
 /// The recent-bodies hint is only a hint: a write whose hint no longer names the replaced
-/// head's chunks (another store over the same memory rewrote the body) writes the body anew
-/// and frees what the replaced head named, never the hinted chunks.
+/// head's body (another store over the same memory rewrote it; the state never opens two)
+/// writes the body anew and frees what the replaced head named, never the hinted chunks.
 #[test]
 fn a_stale_hint_is_caught_by_the_replaced_head() {
     let (h, b) = (VectorMemory::default(), VectorMemory::default());
@@ -321,4 +323,33 @@ fn a_stale_hint_is_caught_by_the_replaced_head() {
         IntentStore::init(h, b).get(&5).unwrap().input_json,
         first.input_json
     );
+}
+
+/// Chunks freed and taken again by a body of the same length at the same place are another
+/// body (its write number differs): a stale hint naming them is still caught.
+#[test]
+fn a_hint_to_reused_chunks_of_the_same_length_is_caught() {
+    let (h, b) = (VectorMemory::default(), VectorMemory::default());
+    let mut s1 = IntentStore::init(h.clone(), b.clone());
+    s1.insert(intent(5, 300, 300, Status::Open));
+    let first = s1.get(&5).unwrap();
+    let at = s1.get_head(&5).unwrap().body().unwrap();
+    let mut s2 = IntentStore::init(h.clone(), b.clone());
+    let mut other = s2.get(&5).unwrap();
+    other.input_json = "x".repeat(10);
+    s2.insert(other.clone());
+    other.input_json = "z".repeat(300);
+    s2.insert(other.clone());
+    let again = s2.get_head(&5).unwrap().body().unwrap();
+    assert_eq!(
+        (again.first, again.len),
+        (at.first, at.len),
+        "the same chunks, taken again"
+    );
+    assert_ne!(again, at);
+    let mut settled = first.clone();
+    settled.status = Status::Done;
+    s1.insert(settled.clone());
+    s1.check().unwrap();
+    assert_eq!(IntentStore::init(h, b).get(&5), Some(settled));
 }

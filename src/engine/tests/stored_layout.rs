@@ -425,6 +425,7 @@ fn intent() {
     let (head, body) = v3.clone().split(BodyRef {
         first: 0x0102_0304,
         len: 300,
+        write: 0x0506_0708_090a,
     });
     current("intent_v4", &StoredIntent::Head(head.clone()));
     current("intent_body_v1", &body);
