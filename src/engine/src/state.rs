@@ -165,11 +165,12 @@ pub struct State<M: Memory> {
 ///
 /// Every structure takes at least one bucket as soon as it is opened, so a fresh install takes
 /// one header page plus a bucket per structure: 23 structures (the retired `IN_FLIGHT_V1` is
-/// never opened on a fresh memory) × 512 KiB + 64 KiB = 11.56 MiB, where the crate's default
+/// never opened on a fresh memory, and the intent body slab takes its first with the first
+/// intent) × 512 KiB + 64 KiB = 11.56 MiB, where the crate's default
 /// 128-page (8 MiB) buckets took 160 MiB. The manager has at most 32 768 buckets in all, so the
 /// bucket size caps the stable memory the state can ever use: 32 768 × 512 KiB = 16 GiB. A
-/// settled transfer with its index entries takes about 1 800 bytes (docs/perf.md), so
-/// 1 000 000 intents take about 1.8 GB, and with every form at its bound (32 × 256 KiB) and the
+/// settled transfer with its index entries takes about 1 700 bytes (docs/perf.md), so
+/// 1 000 000 intents take about 1.7 GB, and with every form at its bound (32 × 256 KiB) and the
 /// indexes' last partly filled bucket each (16 × 512 KiB) still under 2 GB: the cap is eight
 /// times that. Smaller buckets would save little more (a 4-page bucket: 3.8 MiB fresh, a cap
 /// of 8 GiB) and halve the headroom; larger ones fail the 12 MiB budget of a fresh install.
