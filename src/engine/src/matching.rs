@@ -235,12 +235,31 @@ pub fn compare_tx(tx: Option<&Tx>, e: &Expected) -> Verdict {
         return Verdict::Other;
     };
     let ts = e.created_at_time.map(BigUint::from);
-    let whose = tx.op == Some(e.op)
-        && tx.from.as_ref() == Some(&e.from)
-        && tx.spender == e.spender
-        && tx.memo == e.memo
-        && tx.created_at_time == ts;
+    let stamp = tx.memo == e.memo && tx.created_at_time == ts;
+    let from = tx.from.as_ref() == Some(&e.from);
+    let whose = tx.op == Some(e.op) && from && tx.spender == e.spender && stamp;
     if !whose {
+        // The intent's memo and stamp from its account (or from one that does not read) on a
+        // block of another kind, or whose account does not read, may be its own written
+        // otherwise: a transfer to the minting account is written as a burn. Held, never
+        // passed over: a scan that passes over the original reports it absent, and the
+        // owner may send again. Only a readable other account, operation or spender is
+        // someone else's.
+        if stamp && (tx.from.is_none() || (from && tx.op != Some(e.op))) {
+            let op = tx
+                .op
+                .map_or("an operation this reader does not know".to_string(), |o| {
+                    format!("{o:?}")
+                });
+            return Verdict::Conflict(format!(
+                "the intent's memo and stamp on a block of {op} from {}, where the intent is a {:?} from {}",
+                tx.from
+                    .as_ref()
+                    .map_or("an account that does not read".to_string(), |a| a.to_string()),
+                e.op,
+                e.from
+            ));
+        }
         return Verdict::Other;
     }
     let shown = |v: &Option<BigUint>| v.as_ref().map_or("none".to_string(), |n| n.to_string());
@@ -364,6 +383,75 @@ mod tests {
         }
         block.push(("tx", map(tx)));
         map(block)
+    }
+
+    /// A transfer to the minting account is written as a burn: the intent's memo and stamp
+    /// from its account on a burn, a mint or an operation that does not read, or on a block
+    /// whose account does not read, is held as a conflict, never passed over (passing over
+    /// the original reports the intent absent, and its owner may send again).
+    #[test]
+    fn the_intents_stamp_on_a_block_of_another_kind_is_held_not_passed_over() {
+        let e = expected();
+        let ours = || Tx {
+            op: Some(Op::Burn),
+            from: Some(e.from.clone()),
+            to: None,
+            spender: None,
+            amount: Some(BigUint::from(7u8)),
+            fee: None,
+            block_fee: None,
+            memo: e.memo.clone(),
+            created_at_time: e.created_at_time.map(BigUint::from),
+            expected_allowance: None,
+            expires_at: None,
+        };
+        for tx in [
+            ours(),
+            Tx { op: None, ..ours() },
+            Tx {
+                op: Some(Op::Mint),
+                from: None,
+                ..ours()
+            },
+            Tx {
+                op: Some(Op::Transfer),
+                from: None,
+                ..ours()
+            },
+        ] {
+            match compare_tx(Some(&tx), &e) {
+                Verdict::Conflict(why) => {
+                    assert!(why.contains("the intent's memo and stamp"), "{why}")
+                }
+                v => panic!("{tx:?}: {v:?}"),
+            }
+        }
+        // A readable other account, or another memo or stamp, is someone else's.
+        let other = Account {
+            owner: to(),
+            subaccount: [0; 32],
+        };
+        for tx in [
+            Tx {
+                from: Some(other),
+                ..ours()
+            },
+            Tx {
+                memo: Some(b"order-8".to_vec()),
+                ..ours()
+            },
+            Tx {
+                created_at_time: Some(BigUint::from(1u8)),
+                ..ours()
+            },
+            Tx {
+                op: Some(Op::Burn),
+                memo: None,
+                ..ours()
+            },
+        ] {
+            assert_eq!(compare_tx(Some(&tx), &e), Verdict::Other, "{tx:?}");
+        }
     }
 
     #[test]

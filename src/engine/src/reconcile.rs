@@ -245,12 +245,28 @@ pub fn lease_ns(timeout_seconds: u32) -> u64 {
     ((MAX_CALLS as u64 + 1) * timeout_seconds as u64 + 60) * crate::send::SEC
 }
 
+fn shorter_log(length: u64, from: u64) -> String {
+    format!(
+        "the target's log length is {length}, below {from}, its length before the send: not the log the send was made against; the original cannot be looked for"
+    )
+}
+
 async fn scan<R: Rt>(rt: &R, job: &Job) -> Scan {
     let mut cursor = job.cursor.max(job.from);
     let mut end = job.end;
     let mut calls = 0;
     loop {
         if let Some(e) = end {
+            // A log shorter than the length journaled before the send is not the log the send
+            // was made against (reinstalled, rolled back, or misreported): nothing in it can
+            // show the original absent.
+            if e < job.from {
+                return Scan::Incomplete {
+                    cursor,
+                    end,
+                    why: shorter_log(e, job.from),
+                };
+            }
             if cursor >= e {
                 return Scan::Absent {
                     from: job.from,
@@ -274,6 +290,13 @@ async fn scan<R: Rt>(rt: &R, job: &Job) -> Scan {
             Err(why) => return Scan::Incomplete { cursor, end, why },
         };
         calls += 1;
+        if page.log_length < job.from {
+            return Scan::Incomplete {
+                cursor,
+                end,
+                why: shorter_log(page.log_length, job.from),
+            };
+        }
         // The first read after the latest attempt bounds where the original can be.
         let end_now = *end.get_or_insert(page.log_length);
         let mut seen = std::collections::BTreeSet::new();
