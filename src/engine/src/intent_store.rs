@@ -220,11 +220,6 @@ impl<M: Memory> BodySlab<M> {
             .unwrap_or_else(|e| panic!("stored intent body: {e}"))
     }
 
-    /// Whether the body at `r` is exactly `bytes`.
-    pub fn holds(&self, r: BodyRef, bytes: &[u8]) -> bool {
-        r.len as usize == bytes.len() && self.read(r) == bytes
-    }
-
     /// Returns a body's chunks to the free list.
     pub fn free(&mut self, r: BodyRef) {
         let mut h = self.header_or_trap();
@@ -359,25 +354,28 @@ impl<M: Memory> IntentStore<M> {
         self.recent.borrow_mut().retain(|(i, _, _)| *i != id);
     }
 
-    fn whole(&self, s: StoredIntent) -> (Intent, Option<(BodyRef, IntentBody)>) {
+    /// The intent a record holds, its body read from the slab.
+    fn whole(&self, s: StoredIntent) -> Intent {
         match s {
-            StoredIntent::Whole(i) => (*i, None),
+            StoredIntent::Whole(i) => *i,
             StoredIntent::Head(h) => {
                 let body: IntentBody = decode_or_trap(&self.bodies.read(h.body));
-                let at = h.body;
-                let kept = (at, body.clone());
-                (h.join(body), Some(kept))
+                h.join(body)
             }
         }
     }
 
-    /// One intent, whole; its body is remembered for the write that usually follows.
+    /// One intent, whole; its body is remembered for the write that usually follows (the only
+    /// read that copies the body).
     pub fn get(&self, id: &u64) -> Option<Intent> {
-        let (i, body) = self.whole(self.heads.get(id)?);
-        if let Some((at, body)) = body {
-            self.remember(*id, at, body);
+        match self.heads.get(id)? {
+            StoredIntent::Whole(i) => Some(*i),
+            StoredIntent::Head(h) => {
+                let body: IntentBody = decode_or_trap(&self.bodies.read(h.body));
+                self.remember(*id, h.body, body.clone());
+                Some(h.join(body))
+            }
         }
-        Some(i)
     }
 
     /// The stored record without its body: status and identity for the indexes.
@@ -404,7 +402,7 @@ impl<M: Memory> IntentStore<M> {
     pub fn iter(&self) -> impl Iterator<Item = (u64, Intent)> + '_ {
         self.heads.iter().map(|e| {
             let (id, s) = e.into_pair();
-            (id, self.whole(s).0)
+            (id, self.whole(s))
         })
     }
 
@@ -449,7 +447,7 @@ impl<M: Memory> IntentStore<M> {
     pub fn remove(&mut self, id: &u64) -> Option<Intent> {
         let s = self.heads.remove(id)?;
         let r = s.body();
-        let i = self.whole(s).0;
+        let i = self.whole(s);
         self.forget(*id);
         if let Some(r) = r {
             self.bodies.free(r);

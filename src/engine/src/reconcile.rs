@@ -302,8 +302,10 @@ async fn scan<R: Rt>(rt: &R, job: &Job) -> Scan {
         let mut seen = std::collections::BTreeSet::new();
         let mut blocks = page.blocks;
         let mut failure = None;
+        let mut capped = false;
         for (archive, method, ranges) in &page.archives {
             if calls >= MAX_CALLS {
+                capped = true;
                 break;
             }
             // Only ever a read of blocks: a target cannot make the tool host call another
@@ -341,6 +343,11 @@ async fn scan<R: Rt>(rt: &R, job: &Job) -> Scan {
             return Scan::Incomplete { cursor, end, why };
         }
         if cursor == before {
+            // The run's calls ran out before the archive that holds the cursor was asked: the
+            // next run asks it (not a failure of the target).
+            if capped {
+                return Scan::Progress { cursor, end };
+            }
             return Scan::Incomplete {
                 cursor,
                 end,

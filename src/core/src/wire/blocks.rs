@@ -203,7 +203,7 @@ struct Page<'a, 't> {
 
 impl<'a> Page<'a, '_> {
     fn len(&mut self) -> Option<usize> {
-        usize::try_from(self.r.leb()?).ok()
+        self.r.length()
     }
 
     /// A `text` value, borrowed.
@@ -226,7 +226,7 @@ impl<'a> Page<'a, '_> {
 
     /// The case of the next `Value`.
     fn kind(&mut self) -> Option<Kind> {
-        let k = usize::try_from(self.r.leb()?).ok()?;
+        let k = self.r.length()?;
         self.kinds.get(k).copied()
     }
 

@@ -27,6 +27,14 @@ pub fn decode_with_types(bytes: &[u8], env: &TypeEnv, expected: &[Type]) -> Opti
         r,
         values: 0,
     };
+    // Types first: a value's type is not always visited (an empty `vec`, an absent `opt`), and
+    // `candid` refuses some of those it does not visit (an empty `vec empty` read as a `blob`).
+    let mut seen = Vec::new();
+    for (w, t) in table.args.iter().zip(expected) {
+        if !fits(&table, env, *w, t, &mut seen, 0) {
+            return None;
+        }
+    }
     let mut args = Vec::with_capacity(expected.len());
     for (w, t) in table.args.iter().zip(expected) {
         args.push(d.value(*w, t, 0)?);
@@ -47,6 +55,89 @@ fn resolve<'t>(env: &'t TypeEnv, t: &'t Type) -> Option<&'t Type> {
         TypeInner::Var(id) => env.rec_find_type(id).ok(),
         TypeInner::Knot(_) => None,
         _ => Some(t),
+    }
+}
+
+/// True when the wire type `w` is the expected `t` exactly, but for what [`Decoder::value`]
+/// reads as `candid` does: record fields the reader does not expect, optional (or `null`,
+/// `reserved`) fields absent from the wire, `null` or `reserved` for an `opt`, variant cases on
+/// the wire the reader does not know (read only when sent, then declined), anything for
+/// `reserved`. Recursive types are followed once per (wire type, name) pair.
+fn fits<'e>(
+    table: &Table,
+    env: &'e TypeEnv,
+    w: Ty,
+    t: &'e Type,
+    seen: &mut Vec<(Ty, &'e str)>,
+    depth: usize,
+) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    if let TypeInner::Var(id) = t.as_ref() {
+        if seen.iter().any(|&(sw, sid)| sw == w && sid == id.as_str()) {
+            return true;
+        }
+        seen.push((w, id.as_str()));
+    }
+    let Some(t) = resolve(env, t) else {
+        return false;
+    };
+    let prim = |p: i64| w == Ty::Prim(p);
+    match t.as_ref() {
+        TypeInner::Null => prim(op::NULL),
+        TypeInner::Bool => prim(op::BOOL),
+        TypeInner::Nat => prim(op::NAT),
+        TypeInner::Int => prim(op::INT),
+        TypeInner::Nat8 => prim(op::NAT8),
+        TypeInner::Nat16 => prim(op::NAT16),
+        TypeInner::Nat32 => prim(op::NAT32),
+        TypeInner::Nat64 => prim(op::NAT64),
+        TypeInner::Int8 => prim(op::INT8),
+        TypeInner::Int16 => prim(op::INT16),
+        TypeInner::Int32 => prim(op::INT32),
+        TypeInner::Int64 => prim(op::INT64),
+        TypeInner::Float32 => prim(op::FLOAT32),
+        TypeInner::Float64 => prim(op::FLOAT64),
+        TypeInner::Text => prim(op::TEXT),
+        TypeInner::Principal => prim(op::PRINCIPAL),
+        TypeInner::Reserved => true,
+        TypeInner::Opt(inner) => match table.entry(w) {
+            _ if prim(op::NULL) || prim(op::RESERVED) => true,
+            Some(Entry::Opt(wi)) => fits(table, env, *wi, inner, seen, depth + 1),
+            _ => false,
+        },
+        TypeInner::Vec(inner) => match table.entry(w) {
+            Some(Entry::Vec(wi)) => fits(table, env, *wi, inner, seen, depth + 1),
+            _ => false,
+        },
+        TypeInner::Record(fields) => {
+            let Some(wire) = table.record(w) else {
+                return false;
+            };
+            fields.iter().all(|f| {
+                let id = f.id.get_id();
+                match wire.binary_search_by_key(&id, |&(i, _)| i) {
+                    Ok(k) => fits(table, env, wire[k].1, &f.ty, seen, depth + 1),
+                    Err(_) => matches!(
+                        resolve(env, &f.ty).map(|t| t.as_ref()),
+                        Some(TypeInner::Opt(_) | TypeInner::Null | TypeInner::Reserved)
+                    ),
+                }
+            })
+        }
+        TypeInner::Variant(cases) => {
+            let Some(wire) = table.variant(w) else {
+                return false;
+            };
+            cases.iter().all(
+                |c| match wire.binary_search_by_key(&c.id.get_id(), |&(i, _)| i) {
+                    Ok(k) => fits(table, env, wire[k].1, &c.ty, seen, depth + 1),
+                    Err(_) => true,
+                },
+            )
+        }
+        _ => false,
     }
 }
 
@@ -138,7 +229,7 @@ impl Decoder<'_, '_> {
                     return None;
                 };
                 let wi = *wi;
-                let n = usize::try_from(self.r.leb()?).ok()?;
+                let n = self.r.length()?;
                 if n > MAX_VALUES {
                     return None;
                 }
@@ -191,7 +282,7 @@ impl Decoder<'_, '_> {
             }
             TypeInner::Variant(cases) => {
                 let wire = self.table.variant(w)?;
-                let k = usize::try_from(self.r.leb()?).ok()?;
+                let k = self.r.length()?;
                 let &(id, wt) = wire.get(k)?;
                 let mut want: Vec<&candid::types::Field> = cases.iter().collect();
                 want.sort_by_key(|f| f.id.get_id());

@@ -86,8 +86,18 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn len(&mut self) -> Option<usize> {
-        usize::try_from(self.leb()?).ok()
+    /// A length or a variant's index: at most 9 LEB128 bytes, as `candid` reads them (it
+    /// refuses a tenth, where a `nat` value may have one).
+    pub fn length(&mut self) -> Option<usize> {
+        let mut out = 0u64;
+        for shift in (0..63).step_by(7) {
+            let b = self.u8()?;
+            out |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return usize::try_from(out).ok();
+            }
+        }
+        None
     }
 
     /// A `text` value of wire type `t`.
@@ -95,7 +105,7 @@ impl<'a> Reader<'a> {
         if t != Ty::Prim(op::TEXT) {
             return None;
         }
-        let n = self.len()?;
+        let n = self.length()?;
         std::str::from_utf8(self.take(n)?).ok().map(str::to_owned)
     }
 
@@ -132,7 +142,7 @@ impl<'a> Reader<'a> {
         if !table.is_blob(t) {
             return None;
         }
-        let n = self.len()?;
+        let n = self.length()?;
         Some(self.take(n)?.to_vec())
     }
 
@@ -144,7 +154,7 @@ impl<'a> Reader<'a> {
         if self.u8()? != 1 {
             return None;
         }
-        let n = self.len()?;
+        let n = self.length()?;
         if n > 29 {
             return None;
         }
@@ -215,11 +225,11 @@ impl<'a> Reader<'a> {
                     _ => None,
                 },
                 Entry::Vec(Ty::Prim(op::NAT8)) => {
-                    let n = self.len()?;
+                    let n = self.length()?;
                     self.take(n).map(|_| ())
                 }
                 Entry::Vec(inner) => {
-                    let n = self.len()?;
+                    let n = self.length()?;
                     if n > MAX_SKIPPED {
                         return None;
                     }
@@ -235,7 +245,7 @@ impl<'a> Reader<'a> {
                     Some(())
                 }
                 Entry::Variant(cases) => {
-                    let k = self.len()?;
+                    let k = self.length()?;
                     let &(_, ct) = cases.get(k)?;
                     self.skip(table, ct, depth + 1)
                 }

@@ -1,0 +1,141 @@
+//! Review: a run whose calls run out right after a ledger page that sends the cursor to an
+//! archive reported "the target returned no block N", a failure of the target (counted as a
+//! try, with backoff), where the run had only not asked the archive yet.
+
+mod common;
+use candid::{Nat, Principal};
+use common::*;
+use serde_bytes::ByteBuf;
+use std::cell::Cell;
+use std::rc::Rc;
+use tool_host_engine::reconcile::icrc3::{
+    ArchiveFn, ArchivedBlocks, BlockWithId, GetBlocksRequest, GetBlocksResult, Value,
+};
+use tool_host_engine::reconcile::MAX_CALLS;
+use tool_host_engine::runtime::{CallOutcome, Runtime};
+use tool_host_engine::state::State;
+
+fn archive_id() -> Principal {
+    Principal::from_slice(&[0xa7, 1])
+}
+
+/// A transfer between two accounts that are not the intent's.
+fn someone_elses(id: u64) -> BlockWithId {
+    let acct = |b: u8| Value::Array(vec![Value::Blob(ByteBuf::from(vec![b, 1]))]);
+    let tx = Value::Map(vec![
+        ("op".into(), Value::Text("xfer".into())),
+        ("from".into(), acct(0x51)),
+        ("to".into(), acct(0x52)),
+        ("amt".into(), Value::Nat(Nat::from(5u8))),
+    ]);
+    BlockWithId {
+        id: Nat::from(id),
+        block: Value::Map(vec![
+            ("ts".into(), Value::Nat(Nat::from(1u8))),
+            ("fee".into(), Value::Nat(Nat::from(10u8))),
+            ("tx".into(), tx),
+        ]),
+    }
+}
+
+/// The world, with a ledger that answers one block per page and, on the run's last call, sends
+/// the cursor to an archive.
+struct OneBlockPages {
+    w: Rc<World>,
+    pages: Cell<usize>,
+    archive_calls: Cell<usize>,
+}
+
+impl Runtime for OneBlockPages {
+    type M = ic_stable_structures::VectorMemory;
+    fn now(&self) -> u64 {
+        self.w.now()
+    }
+    fn self_id(&self) -> Principal {
+        self.w.self_id()
+    }
+    fn is_controller(&self, p: &Principal) -> bool {
+        self.w.is_controller(p)
+    }
+    fn with_state<T>(&self, f: impl FnOnce(&mut State<Self::M>) -> T) -> T {
+        self.w.with_state(f)
+    }
+    async fn call(
+        &self,
+        canister: Principal,
+        method: &str,
+        arg: Vec<u8>,
+        timeout: u32,
+    ) -> CallOutcome {
+        if method != "icrc3_get_blocks" {
+            return self.w.call(canister, method, arg, timeout).await;
+        }
+        let reqs: Vec<GetBlocksRequest> = candid::decode_one(&arg).unwrap();
+        let start = u64::try_from(reqs[0].start.0.clone()).unwrap();
+        if canister == archive_id() {
+            self.archive_calls.set(self.archive_calls.get() + 1);
+            let r = GetBlocksResult {
+                log_length: Nat::from(start + 1),
+                blocks: vec![someone_elses(start)],
+                archived_blocks: vec![],
+            };
+            return CallOutcome::Replied(candid::encode_one(r).unwrap());
+        }
+        let n = self.pages.get() + 1;
+        self.pages.set(n);
+        let (blocks, archived_blocks) = if n == MAX_CALLS {
+            let range = GetBlocksRequest {
+                start: Nat::from(start),
+                length: Nat::from(1u8),
+            };
+            let callback = ArchiveFn::new(archive_id(), "icrc3_get_blocks".into());
+            (
+                vec![],
+                vec![ArchivedBlocks {
+                    args: vec![range],
+                    callback,
+                }],
+            )
+        } else {
+            (vec![someone_elses(start)], vec![])
+        };
+        let r = GetBlocksResult {
+            log_length: Nat::from(start + 1_000),
+            blocks,
+            archived_blocks,
+        };
+        CallOutcome::Replied(candid::encode_one(r).unwrap())
+    }
+    fn wake_at(&self, at_ns: u64) {
+        self.w.wake_at(at_ns)
+    }
+}
+
+#[test]
+fn a_run_out_of_calls_before_the_archive_continues_and_is_not_a_failed_try() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::Reject(6));
+    assert_eq!(
+        w.confirm(owner(), id, &d).unwrap().outcome.as_deref(),
+        Some("unknown")
+    );
+    let ledger = OneBlockPages {
+        w: w.clone(),
+        pages: Cell::new(0),
+        archive_calls: Cell::new(0),
+    };
+    let tries = w.intent(id).reconcile_tries;
+    w.advance(11 * SEC);
+    futures::executor::block_on(tool_host_engine::schedule::tick(&ledger));
+    assert_eq!(ledger.pages.get(), MAX_CALLS, "the run used its calls");
+    assert_eq!(ledger.archive_calls.get(), 0, "no call past the cap");
+    let i = w.intent(id);
+    let finding = i.finding.clone().unwrap_or_default();
+    assert!(
+        finding.starts_with("reconciliation continues: read up to block"),
+        "{finding}"
+    );
+    assert_eq!(i.reconcile_tries, tries, "not counted as a failed try");
+    assert_eq!(i.outcome.as_deref(), Some("unknown"));
+}
