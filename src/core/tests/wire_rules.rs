@@ -333,3 +333,45 @@ fn a_ten_byte_length_goes_to_candid_and_a_ten_byte_nat_does_not() {
     let want = candid_decode(&nat, &mt.env, &mt.results).expect("candid reads a long nat");
     assert_eq!(decode_with_types(&nat, &mt.env, &mt.results), Some(want));
 }
+
+/// `candid` refuses a header (type table and argument types) past 64 KiB: so does the fast
+/// path, however it could read the values.
+#[test]
+fn a_header_past_64_kib_goes_to_candid() {
+    let expected: Vec<Type> = vec![TypeInner::Record(vec![]).into()];
+    let env = TypeEnv::new();
+    let message = |fields: u32| {
+        // One record type of `fields` null fields (ids of 3 LEB128 bytes), then its value
+        // (nulls take no bytes).
+        let mut b = b"DIDL".to_vec();
+        b.push(1);
+        b.push(0x6c);
+        let leb = |mut n: u64, out: &mut Vec<u8>| loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        };
+        leb(u64::from(fields), &mut b);
+        for k in 0..fields {
+            leb(u64::from(20_000 + k), &mut b);
+            b.push(0x7f);
+        }
+        b.push(1);
+        b.push(0);
+        b
+    };
+    let small = message(1_000);
+    assert!(candid_decode(&small, &env, &expected).is_some());
+    assert_eq!(
+        decode_with_types(&small, &env, &expected),
+        candid_decode(&small, &env, &expected)
+    );
+    let large = message(17_000);
+    assert!(large.len() > 64 * 1024);
+    assert!(candid_decode(&large, &env, &expected).is_none());
+    assert_eq!(decode_with_types(&large, &env, &expected), None);
+}

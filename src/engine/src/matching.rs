@@ -244,13 +244,15 @@ pub fn compare_tx(tx: Option<&Tx>, e: &Expected) -> Verdict {
         // otherwise: a transfer to the minting account is written as a burn. Held, never
         // passed over: a scan that passes over the original reports it absent, and the
         // owner may send again. Only a readable other account, operation or spender is
-        // someone else's.
-        if stamp && (tx.from.is_none() || (from && tx.op != Some(e.op))) {
-            let op = tx
-                .op
-                .map_or("an operation this reader does not know".to_string(), |o| {
-                    format!("{o:?}")
-                });
+        // someone else's (an approve always names its spender: none read is one that does
+        // not read).
+        let unread_spender = tx.op == Some(Op::Approve) && tx.spender.is_none();
+        if stamp && (tx.from.is_none() || (from && (tx.op != Some(e.op) || unread_spender))) {
+            let op = match tx.op {
+                None => "an operation this reader does not know".to_string(),
+                Some(o) if unread_spender => format!("{o:?} whose spender does not read"),
+                Some(o) => format!("{o:?}"),
+            };
             return Verdict::Conflict(format!(
                 "the intent's memo and stamp on a block of {op} from {}, where the intent is a {:?} from {}",
                 tx.from
@@ -476,6 +478,44 @@ mod tests {
             }
         }
         assert_eq!(compare(&b, &expected()), Verdict::Same);
+    }
+
+    /// Found by the third review: an approve of the intent's memo and stamp from its account
+    /// whose spender does not read was passed over as someone else's.
+    #[test]
+    fn an_approve_whose_spender_does_not_read_is_held() {
+        let spender = Account {
+            owner: Principal::from_slice(&[2; 10]),
+            subaccount: [0; 32],
+        };
+        let mut e = expected();
+        e.op = Op::Approve;
+        e.to = None;
+        e.spender = Some(spender.clone());
+        let tx = |spender: Option<Account>| Tx {
+            op: Some(Op::Approve),
+            from: Some(e.from.clone()),
+            to: None,
+            spender,
+            amount: Some(e.amount.clone()),
+            fee: None,
+            block_fee: None,
+            memo: e.memo.clone(),
+            created_at_time: e.created_at_time.map(BigUint::from),
+            expected_allowance: None,
+            expires_at: None,
+        };
+        assert!(matches!(
+            compare_tx(Some(&tx(None)), &e),
+            Verdict::Conflict(_)
+        ));
+        // Another readable spender is someone else's approve; the intent's is the intent's.
+        let other = Account {
+            owner: Principal::from_slice(&[3; 10]),
+            subaccount: [0; 32],
+        };
+        assert_eq!(compare_tx(Some(&tx(Some(other))), &e), Verdict::Other);
+        assert_eq!(compare_tx(Some(&tx(Some(spender))), &e), Verdict::Same);
     }
 
     #[test]

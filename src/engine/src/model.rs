@@ -656,6 +656,19 @@ impl Intent {
         self.stamp_ns.is_some()
     }
 
+    /// Records the log length journaled before the latest send. A scan's cursor above it was
+    /// read on a log that has since shrunk (a ledger reinstalled or rolled back): blocks it
+    /// passed over may now be this send's, so the scan reads again from there. (A log that
+    /// only grows never journals below a cursor: the cursor is below a length read earlier.)
+    pub fn record_log_length(&mut self, log_length: Option<u64>) {
+        if let Some(last) = self.attempts.last_mut() {
+            last.log_length = log_length;
+        }
+        if let Some(scan) = self.scan.as_mut() {
+            scan.cursor = scan.cursor.min(log_length.unwrap_or(0));
+        }
+    }
+
     /// Where a scan for the current bytes starts: the smallest log length journaled before any
     /// send of these bytes that may have executed (0 when one was sent without a journal).
     pub fn scan_from(&self) -> u64 {

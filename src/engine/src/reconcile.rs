@@ -253,6 +253,7 @@ fn shorter_log(length: u64, from: u64) -> String {
 
 async fn scan<R: Rt>(rt: &R, job: &Job) -> Scan {
     let mut cursor = job.cursor.max(job.from);
+    let run_start = cursor;
     let mut end = job.end;
     let mut calls = 0;
     loop {
@@ -344,9 +345,20 @@ async fn scan<R: Rt>(rt: &R, job: &Job) -> Scan {
         }
         if cursor == before {
             // The run's calls ran out before the archive that holds the cursor was asked: the
-            // next run asks it (not a failure of the target).
-            if capped {
+            // next run asks it first (not a failure of the target), if this run read anything.
+            // A run that read nothing (a page naming more archives than a run can ask before
+            // the cursor's) is a failed try, so that it backs off.
+            if capped && cursor > run_start {
                 return Scan::Progress { cursor, end };
+            }
+            if capped {
+                return Scan::Incomplete {
+                    cursor,
+                    end,
+                    why: format!(
+                        "a run's {MAX_CALLS} calls read no block from {cursor}: the target names more archives than a run asks"
+                    ),
+                };
             }
             return Scan::Incomplete {
                 cursor,

@@ -267,9 +267,7 @@ fn finish<R: Runtime>(rt: &R, id: u64, p: Prepared, result: SendResult) -> ToolR
         // Still this send's: nothing but this finish changes an intent in flight, so the copy
         // carried across the await is what is stored.
         let mut i = p.intent;
-        if let Some(last) = i.attempts.last_mut() {
-            last.log_length = journal.log_length;
-        }
+        i.record_log_length(journal.log_length);
         let management = i.canister == Principal::management_canister();
         let (word, follow) = outcome::apply(&mut i, &result, management);
         i.updated_at = now;
@@ -339,9 +337,7 @@ pub fn abandon_send<M: Memory>(
     now: u64,
     why: &str,
 ) {
-    if let Some(last) = i.attempts.last_mut() {
-        last.log_length = journal.log_length;
-    }
+    i.record_log_length(journal.log_length);
     let management = i.canister == Principal::management_canister();
     // A send that journals first made no call before its journal was written.
     let result = if journal.journals && journal.log_length.is_none() {

@@ -390,3 +390,100 @@ proptest! {
         agree(&bytes);
     }
 }
+
+// Found by the third review: the wire reader took a type's constructor as a signed LEB128 of
+// any length, where `candid` takes one magic byte (and refuses `ee 7f` for `opt`).
+
+fn leb_len(b: &[u8]) -> usize {
+    b.iter().position(|x| x & 0x80 == 0).unwrap() + 1
+}
+fn leb(b: &[u8]) -> u64 {
+    b[..leb_len(b)]
+        .iter()
+        .enumerate()
+        .fold(0, |v, (i, x)| v | (u64::from(x & 0x7f) << (7 * i)))
+}
+
+/// The same message with every constructor opcode written in two bytes.
+fn overlong(bytes: &[u8]) -> Vec<u8> {
+    assert_eq!(&bytes[..4], b"DIDL");
+    let mut out = b"DIDL".to_vec();
+    let mut p = 4;
+    let n = leb(&bytes[p..]);
+    let l = leb_len(&bytes[p..]);
+    out.extend_from_slice(&bytes[p..p + l]);
+    p += l;
+    for _ in 0..n {
+        let op = bytes[p];
+        p += 1;
+        out.push(op | 0x80);
+        out.push(0x7f);
+        let start = p;
+        match op {
+            0x6e | 0x6d => p += leb_len(&bytes[p..]),
+            0x6c | 0x6b => {
+                let k = leb(&bytes[p..]);
+                p += leb_len(&bytes[p..]);
+                for _ in 0..k {
+                    p += leb_len(&bytes[p..]);
+                    p += leb_len(&bytes[p..]);
+                }
+            }
+            0x6a => {
+                for _ in 0..2 {
+                    let k = leb(&bytes[p..]);
+                    p += leb_len(&bytes[p..]);
+                    for _ in 0..k {
+                        p += leb_len(&bytes[p..]);
+                    }
+                }
+                let a = bytes[p] as usize;
+                p += 1 + a;
+            }
+            other => panic!("opcode {other:#x}"),
+        }
+        out.extend_from_slice(&bytes[start..p]);
+    }
+    out.extend_from_slice(&bytes[p..]);
+    out
+}
+
+#[test]
+fn an_opcode_written_overlong_goes_to_candid_as_candid_refuses_it() {
+    // A blocks page (no archives): the scan's fast reader.
+    let page = GetBlocksResult {
+        log_length: Nat::from(7u8),
+        blocks: vec![BlockWithId {
+            id: Nat::from(6u8),
+            block: Value::Map(vec![(
+                "tx".into(),
+                Value::Map(vec![("op".into(), Value::Text("xfer".into()))]),
+            )]),
+        }],
+        archived_blocks: vec![],
+    };
+    let bytes = overlong(&candid::encode_one(&page).unwrap());
+    let fast = tool_host_core::wire::blocks::read_page(&bytes);
+    let general = decode_page(&bytes);
+    let scan = read_page(&bytes);
+
+    // A typed reply (`opt nat`), as `codec::decode` reads a ledger's reply.
+    let reply = overlong(&candid::encode_one(Some(Nat::from(5u8))).unwrap());
+    let env = candid::types::TypeEnv::new();
+    use candid::types::TypeInner;
+    let ty = vec![TypeInner::Opt(TypeInner::Nat.into()).into()];
+    let fast_reply = tool_host_core::wire::decode_with_types(&reply, &env, &ty);
+    let candid_reply = candid::IDLArgs::from_bytes_with_types(&reply, &env, &ty);
+
+    let diverges =
+        (fast.is_some() && general.is_err()) || (fast_reply.is_some() && candid_reply.is_err());
+    assert!(
+        !diverges,
+        "page: fast {:?}, candid {:?}, scan {:?}\nreply: fast {:?}, candid {:?}",
+        fast.is_some(),
+        general.err(),
+        scan.map(|p| p.log_length),
+        fast_reply.map(|a| a.args),
+        candid_reply.err().map(|e| e.to_string())
+    );
+}

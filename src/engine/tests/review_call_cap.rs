@@ -139,3 +139,101 @@ fn a_run_out_of_calls_before_the_archive_continues_and_is_not_a_failed_try() {
     assert_eq!(i.reconcile_tries, tries, "not counted as a failed try");
     assert_eq!(i.outcome.as_deref(), Some("unknown"));
 }
+
+/// Found by the third review: a page naming more archives than a run can ask before the
+/// cursor's made every run "continue" with nothing read, 20 calls every 10 s without back-off.
+/// A run that read nothing is a failed try.
+struct ManyArchives {
+    w: Rc<World>,
+    calls: Cell<usize>,
+}
+
+impl Runtime for ManyArchives {
+    type M = ic_stable_structures::VectorMemory;
+    fn now(&self) -> u64 {
+        self.w.now()
+    }
+    fn self_id(&self) -> Principal {
+        self.w.self_id()
+    }
+    fn is_controller(&self, p: &Principal) -> bool {
+        self.w.is_controller(p)
+    }
+    fn with_state<T>(&self, f: impl FnOnce(&mut State<Self::M>) -> T) -> T {
+        self.w.with_state(f)
+    }
+    async fn call(
+        &self,
+        canister: Principal,
+        method: &str,
+        arg: Vec<u8>,
+        timeout: u32,
+    ) -> CallOutcome {
+        if method != "icrc3_get_blocks" {
+            return self.w.call(canister, method, arg, timeout).await;
+        }
+        self.calls.set(self.calls.get() + 1);
+        let reqs: Vec<GetBlocksRequest> = candid::decode_one(&arg).unwrap();
+        let start = u64::try_from(reqs[0].start.0.clone()).unwrap();
+        if canister != ledger_id() {
+            // An archive with nothing at the cursor.
+            let r = GetBlocksResult {
+                log_length: Nat::from(0u8),
+                blocks: vec![],
+                archived_blocks: vec![],
+            };
+            return CallOutcome::Replied(candid::encode_one(r).unwrap());
+        }
+        let archived_blocks = (0..MAX_CALLS as u8)
+            .map(|k| ArchivedBlocks {
+                args: vec![GetBlocksRequest {
+                    start: Nat::from(start),
+                    length: Nat::from(1u8),
+                }],
+                callback: ArchiveFn::new(
+                    Principal::from_slice(&[0xa9, k]),
+                    "icrc3_get_blocks".into(),
+                ),
+            })
+            .collect();
+        let r = GetBlocksResult {
+            log_length: Nat::from(start + 1_000),
+            blocks: vec![],
+            archived_blocks,
+        };
+        CallOutcome::Replied(candid::encode_one(r).unwrap())
+    }
+    fn wake_at(&self, at_ns: u64) {
+        self.w.wake_at(at_ns)
+    }
+}
+
+#[test]
+fn a_run_that_reads_nothing_before_its_cap_is_a_failed_try() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::Reject(6));
+    w.confirm(owner(), id, &d).unwrap();
+    let rt = ManyArchives {
+        w: w.clone(),
+        calls: Cell::new(0),
+    };
+    let mut cursors = vec![];
+    for _ in 0..6 {
+        w.advance(11 * SEC);
+        futures::executor::block_on(tool_host_engine::schedule::tick(&rt));
+        let i = w.intent(id);
+        cursors.push((i.scan.as_ref().map(|s| s.cursor), i.reconcile_tries));
+    }
+    let i = w.intent(id);
+    // Counted as tries, so the runs back off (10 s, 20 s, 40 s ...): fewer than one a tick.
+    assert!(i.reconcile_tries >= 1, "runs (cursor, tries): {cursors:?}");
+    assert!(
+        rt.calls.get() < 6 * MAX_CALLS,
+        "{} calls, runs (cursor, tries): {cursors:?}",
+        rt.calls.get()
+    );
+    let finding = i.finding.clone().unwrap_or_default();
+    assert!(finding.contains("read no block"), "{finding}");
+    assert_eq!(i.outcome.as_deref(), Some("unknown"));
+}

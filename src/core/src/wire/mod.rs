@@ -51,6 +51,9 @@ pub fn label(name: &str) -> u32 {
     candid::idl_hash(name)
 }
 
+/// `candid`'s bound on a message's header (`DEFAULT_MAX_HEADER_LEN`).
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
 /// A message: its type table and the position of its values.
 pub fn parse(bytes: &[u8]) -> Option<(Table, Reader<'_>)> {
     let mut r = Reader::new(bytes);
@@ -58,6 +61,11 @@ pub fn parse(bytes: &[u8]) -> Option<(Table, Reader<'_>)> {
         return None;
     }
     let table = Table::read(&mut r)?;
+    // `candid` reads the header ("DIDL", the type table and the argument types) from the first
+    // 64 KiB only and refuses a longer one.
+    if r.position() > MAX_HEADER_BYTES {
+        return None;
+    }
     Some((table, r))
 }
 

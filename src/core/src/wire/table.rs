@@ -114,13 +114,15 @@ fn fields(r: &mut Reader, len: usize) -> Option<Vec<(u32, Ty)>> {
     Some(out)
 }
 
+/// An entry: its constructor is one byte (`candid` reads the opcode as a magic byte, and any
+/// other bytes as a future type, so an opcode written in more bytes than one is not read here).
 fn entry(r: &mut Reader, len: usize) -> Option<Entry> {
-    match r.sleb()? {
-        op::OPT => Some(Entry::Opt(index(r, len)?)),
-        op::VEC => Some(Entry::Vec(index(r, len)?)),
-        op::RECORD => Some(Entry::Record(fields(r, len)?)),
-        op::VARIANT => Some(Entry::Variant(fields(r, len)?)),
-        op::FUNC => {
+    match r.u8()? {
+        0x6e => Some(Entry::Opt(index(r, len)?)),
+        0x6d => Some(Entry::Vec(index(r, len)?)),
+        0x6c => Some(Entry::Record(fields(r, len)?)),
+        0x6b => Some(Entry::Variant(fields(r, len)?)),
+        0x6a => {
             for _ in 0..2 {
                 let n = r.leb()?;
                 for _ in 0..n {
