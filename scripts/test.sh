@@ -21,7 +21,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== clippy (wasm32: the core, the engine and the canisters)"
 cargo clippy --target wasm32-unknown-unknown -p tool-host-core -p tool-host-engine -p tool_host -p test_ledger -- -D warnings
-cargo clippy --target wasm32-unknown-unknown -p tool_host --features bench,trace-instructions -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p tool_host --features trace-instructions -- -D warnings
 
 echo "== scripts/build.sh"
 scripts/build.sh

@@ -416,17 +416,6 @@ fn icrc10_supported_standards() -> Vec<StandardRecord> {
     consent::supported_standards()
 }
 
-/// Benchmark builds only: copies settled intent `template` `n` times (controllers only).
-#[cfg(feature = "bench")]
-#[update]
-fn bench_fill(template: u64, n: u64) -> u64 {
-    if !ic_cdk::api::is_controller(&caller()) {
-        ic_cdk::trap("bench_fill: controllers only");
-    }
-    lifecycle::clone_settled_intents(&Ic, template, n)
-        .unwrap_or_else(|e| ic_cdk::trap(format!("bench_fill: {e}")))
-}
-
 /// Bytes of an update's argument accepted at the door; the engine checks its own limits too.
 const MAX_ARG_BYTES: usize = 80 * 1024;
 const MAX_FORM_ARG_BYTES: usize = 300 * 1024;

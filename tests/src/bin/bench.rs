@@ -17,52 +17,17 @@
 //! fill (1 000 000); a run so shortened says so in the file. `BENCH_SECTIONS` (comma-separated:
 //! steady, blocks, input, forms, canisters, scale) runs part of the full set, never written.
 
-use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use tool_host_tests::perf::flows::{self, Run};
 use tool_host_tests::perf::results::{self, Figure, Results, Set, RESULTS_FILE};
-use tool_host_tests::wasm;
 
 const FULL_INTENTS: u64 = 1_000_000;
 
-/// The tool host built with its `bench` feature (adds `bench_fill`), for the fills.
-fn bench_wasm() -> Result<Vec<u8>, String> {
-    let root = results::root();
-    let target = wasm::build_dir().join("bench");
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "--target",
-            "wasm32-unknown-unknown",
-            "-p",
-            "tool_host",
-            "--features",
-            "bench",
-        ])
-        .env("CARGO_TARGET_DIR", &target)
-        .current_dir(&root)
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !status.success() {
-        return Err("building the bench wasm failed".into());
-    }
-    std::fs::read(PathBuf::from(&target).join("wasm32-unknown-unknown/release/tool_host.wasm"))
-        .map_err(|e| e.to_string())
-}
-
-fn measure(
-    set: Set,
-    model: local_ic::CostModel,
-    bench: Option<Vec<u8>>,
-    max: u64,
-) -> Result<Vec<Figure>, String> {
+fn measure(set: Set, model: local_ic::CostModel, max: u64) -> Result<Vec<Figure>, String> {
     println!("== {set:?} set, {model:?}");
     let mut run = Run {
         set,
         model,
-        bench_wasm: bench,
         max_intents: max,
         figures: vec![],
     };
@@ -134,15 +99,11 @@ fn real_main() -> Result<ExitCode, String> {
             .map_err(|_| format!("BENCH_MAX_INTENTS={v:?} is not a number"))?,
         Err(_) => FULL_INTENTS,
     };
-    let bench = match set {
-        Set::Full => Some(bench_wasm()?),
-        Set::Quick => None,
-    };
-    let ic = measure(set, local_ic::CostModel::Ic, bench.clone(), max)?;
+    let ic = measure(set, local_ic::CostModel::Ic, max)?;
     if has("--write") {
         // The plain count of the same flows; the full set's fills stop at 10 000 intents in
         // this pass (the largest ones are measured once, on the IC model).
-        let fuel = measure(set, local_ic::CostModel::WasmiFuel, bench, max.min(10_000))?;
+        let fuel = measure(set, local_ic::CostModel::WasmiFuel, max.min(10_000))?;
         let figures = results::with_fuel(ic, &fuel);
         let mut committed = Results::load().unwrap_or_else(|_| Results {
             about: String::new(),

@@ -34,9 +34,6 @@ pub const GOAL_BYTES_PER_INTENT: u64 = 1024;
 pub struct Run {
     pub set: Set,
     pub model: CostModel,
-    /// The tool host built with its `bench` feature (`bench_fill`), for the fills of the full
-    /// set; `None` in the quick set.
-    pub bench_wasm: Option<Vec<u8>>,
     /// The largest fill of the full set (1 000 000; less while iterating).
     pub max_intents: u64,
     pub figures: Vec<Figure>,
@@ -876,17 +873,13 @@ fn growth_canisters(run: &mut Run) -> Check {
     Ok(())
 }
 
-/// 50 forms on 100 ledgers, then intents filled through the engine's insert path (the `bench`
-/// build's `bench_fill`) up to `run.max_intents`, measured at each step.
+/// 50 forms on 100 ledgers, then intents filled through the engine's insert path (run natively
+/// on the canister's memory, `native_fill`) up to `run.max_intents`, measured at each step.
 fn scale(run: &mut Run) -> Check {
-    let bench = run
-        .bench_wasm
-        .clone()
-        .ok_or_else(|| Fail::Failed("the full set needs the bench wasm".into()))?;
     let real = wasm::wasm(Canister::ToolHost)
         .map_err(Fail::Failed)?
         .to_vec();
-    let mut w = World::deploy_with(run.backend(), LedgerKind::Test, &bench)?;
+    let mut w = World::deploy_with(run.backend(), LedgerKind::Test, &real)?;
     room(&mut w, 64, 128)?;
     let (ids, _) = more_forms(&mut w, 0, 48)?;
     let mut all = vec!["icrc1".to_string(), "icrc2".to_string()];
@@ -911,11 +904,23 @@ fn scale(run: &mut Run) -> Check {
     }
     let mut bytes_before = None;
     for target in stages {
-        while filled < target {
-            let batch = (target - filled).min(20_000);
-            let _: (u64,) = w.b.update_typed(host, c, "bench_fill", (template, batch))?;
-            filled += batch;
+        if filled < target {
+            let image = w.b.stable_memory(host)?;
+            let now = w.b.time_nanos();
+            let (image, _) = super::native_fill::fill(image, host, template, target - filled, now)
+                .map_err(Fail::Failed)?;
+            w.b.set_stable_memory(host, &image)?;
+            filled = target;
         }
+        // At once: the instance running still has the memory's old layout in its heap (the
+        // memory manager's buckets), so nothing may run in it on the new memory.
+        let up = upgrade(&mut w, &real)?;
+        run.put(
+            g,
+            format!("upgrade holding {target} intents"),
+            up,
+            Some(GOAL_UPGRADE),
+        );
         let stats = w.stats()?;
         if target == 0 {
             bytes_before = Some(stats.stable_bytes);
@@ -928,13 +933,6 @@ fn scale(run: &mut Run) -> Check {
                 Some("bytes"),
             );
         }
-        let up = upgrade(&mut w, &real)?;
-        run.put(
-            g,
-            format!("upgrade holding {target} intents"),
-            up,
-            Some(GOAL_UPGRADE),
-        );
         let label = format!(", {target} intents");
         transfers(run, &mut w, &os, 20, g, &label)?;
         let tick = reconcile_tick(&mut w, 100, &amount())?;
@@ -952,8 +950,6 @@ fn scale(run: &mut Run) -> Check {
             ToolFormat::Mcp,
             &format!("50 forms, 100 ledgers{label}"),
         )?;
-        // Back to the bench build to keep filling (an upgrade between the same code's builds).
-        upgrade(&mut w, &bench)?;
     }
     Ok(())
 }

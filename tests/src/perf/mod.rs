@@ -5,4 +5,5 @@
 //! See `docs/perf.md`.
 
 pub mod flows;
+pub mod native_fill;
 pub mod results;
