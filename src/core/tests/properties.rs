@@ -10,9 +10,9 @@ use serde_json::Value;
 use tool_host_core::form::parse_form;
 use tool_host_core::packs::pack;
 use tool_host_core::plan::build_tool_plans;
-use tool_host_core::text::account::{format_account, parse_account, Account};
+use tool_host_core::text::account::{format_account, parse_account, read_account, Account};
 use tool_host_core::text::amount::{format_amount, parse_amount};
-use tool_host_core::text::principal::parse_principal;
+use tool_host_core::text::principal::{parse_principal, parse_principal_canonical};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
@@ -55,6 +55,16 @@ proptest! {
         let text = p.to_text();
         prop_assert_eq!(parse_principal(&text).unwrap(), p);
         prop_assert_eq!(parse_principal(&text.to_uppercase()).unwrap(), p);
+        // The canonical text handed back without a second encoding is the principal's own,
+        // however the text was spelled (its identity and memo depend on it).
+        // (Spaces count toward the longest text accepted: only with room for them.)
+        let mut spellings = vec![text.clone(), text.to_uppercase()];
+        if text.len() <= 60 {
+            spellings.push(format!("  {text}\t"));
+        }
+        for spelled in spellings {
+            prop_assert_eq!(parse_principal_canonical(&spelled).unwrap(), (p, text.clone()));
+        }
     }
 
     #[test]
@@ -64,7 +74,17 @@ proptest! {
         let back = parse_account(&text).unwrap();
         prop_assert_eq!(back.owner, a.owner);
         prop_assert_eq!(back.effective_subaccount(), a.effective_subaccount());
-        prop_assert_eq!(format_account(&back), text);
+        prop_assert_eq!(format_account(&back), text.clone());
+        // The canonical text `read_account` hands back is `format_account`'s, however spelled.
+        let mut spellings = vec![text.clone(), text.to_uppercase()];
+        if text.len() <= 60 {
+            spellings.push(format!(" {text} "));
+        }
+        for spelled in spellings {
+            let (read, canon) = read_account(&spelled).unwrap();
+            prop_assert_eq!(canon, format_account(&read));
+            prop_assert_eq!(format_account(&read), text.clone());
+        }
     }
 
     #[test]

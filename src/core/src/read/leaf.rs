@@ -189,8 +189,7 @@ impl LeafRead<'_, '_> {
                 Ok((int_value(*prim, &n)?, n.to_string()))
             }
             Reader::Account => {
-                let a = account::parse_account(s)?;
-                let canon = account::format_account(&a);
+                let (a, canon) = account::read_account(s)?;
                 let sub = a.subaccount.filter(|s| *s != [0; 32]);
                 Ok((account_value(a.owner, sub), canon))
             }
@@ -202,8 +201,8 @@ impl LeafRead<'_, '_> {
                 ))
             }
             Reader::Principal => {
-                let p = principal::parse_principal(s)?;
-                Ok((IDLValue::Principal(p), p.to_text()))
+                let (p, canon) = principal::parse_principal_canonical(s)?;
+                Ok((IDLValue::Principal(p), canon))
             }
             Reader::Integer { prim, range } => {
                 let n = integer::parse_integer(s, *prim, range.as_ref())?;

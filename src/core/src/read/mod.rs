@@ -11,7 +11,7 @@ pub use context::{Canister, NameEntry, ReadContext};
 use crate::form::*;
 use crate::issue::{Code, Issue};
 use crate::plan::{ArgPlan, Fill, Slot, ToolPlan, CANISTER_PARAM};
-use crate::text::principal::parse_principal;
+use crate::text::principal::parse_principal_canonical;
 use candid::types::value::{IDLField, VariantValue};
 use candid::{IDLArgs, IDLValue, Principal};
 use leaf::LeafRead;
@@ -32,6 +32,9 @@ pub struct ReadOutput {
     pub args: IDLArgs,
     /// `(input, canonical value)` sorted by input, the tool and canister first.
     pub identity: Vec<(String, String)>,
+    /// [`identity_digest`] of `identity`, computed once (the memo and the intent's key both
+    /// need it; each digest is ~50 000 instructions in a canister).
+    pub key: [u8; 32],
     /// The stamp written into the argument (ns), for a stamped method.
     pub stamp_ns: Option<u64>,
     pub memo: Option<Vec<u8>>,
@@ -42,7 +45,7 @@ pub struct ReadOutput {
 impl ReadOutput {
     /// A digest of the identity: the key under which one intent is kept.
     pub fn identity_digest(&self) -> [u8; 32] {
-        identity_digest(&self.identity)
+        self.key
     }
 }
 
@@ -133,7 +136,12 @@ pub fn read_tool_input(
             ));
         }
     }
-    let canister = read_canister(plan, obj.get(CANISTER_PARAM), ctx, &mut st);
+    // The canister and its id's canonical text (the identity's), read once.
+    let (canister, canister_text) = match read_canister(plan, obj.get(CANISTER_PARAM), ctx, &mut st)
+    {
+        Some((c, text)) => (Some(c), text),
+        None => (None, String::new()),
+    };
     if canister.is_none() {
         st.refs_known = false;
     }
@@ -206,31 +214,31 @@ pub fn read_tool_input(
     if !st.issues.is_empty() {
         return Err(st.issues);
     }
+    // No issue: the canister was read, and `canister_text` is its id's canonical text.
     let canister = canister.map(|c| c.id).unwrap_or_else(Principal::anonymous);
     identity.sort();
     let mut full = vec![
         ("tool".to_string(), plan.name.clone()),
-        (CANISTER_PARAM.to_string(), canister.to_text()),
+        (CANISTER_PARAM.to_string(), canister_text),
     ];
     // The owner is part of what identifies an intent: two owners' same inputs are two intents.
     if let Some(owner) = ctx.owner {
         full.push(("owner".to_string(), owner.to_text()));
     }
     full.extend(identity);
+    let key = identity_digest(&full);
     let mut out = ReadOutput {
         canister,
         args: IDLArgs::new(&args),
         identity: full,
+        key,
         stamp_ns,
         memo: None,
         names_used: st.names_used,
     };
     if let Some(ptr) = memo_slot {
         // The memo is made last: it depends on the intent, and a host may give its own.
-        let memo = ctx
-            .memo
-            .clone()
-            .unwrap_or_else(|| default_memo(&out.identity, stamp_ns));
+        let memo = ctx.memo.clone().unwrap_or_else(|| memo_of(&key, stamp_ns));
         set_memo(&mut out.args, &ptr, &memo);
         out.memo = Some(memo);
     }
@@ -239,8 +247,13 @@ pub fn read_tool_input(
 
 /// 16 bytes from the identity and the stamp: distinct per intent and per stamp.
 pub fn default_memo(identity: &[(String, String)], stamp_ns: Option<u64>) -> Vec<u8> {
+    memo_of(&identity_digest(identity), stamp_ns)
+}
+
+/// [`default_memo`] from the identity's digest.
+fn memo_of(key: &[u8; 32], stamp_ns: Option<u64>) -> Vec<u8> {
     let mut h = Sha256::new();
-    h.update(identity_digest(identity));
+    h.update(key);
     h.update(stamp_ns.unwrap_or(0).to_be_bytes());
     h.finalize()[..16].to_vec()
 }
@@ -250,7 +263,7 @@ fn read_canister<'c>(
     v: Option<&Value>,
     ctx: &'c ReadContext,
     st: &mut State,
-) -> Option<&'c Canister> {
+) -> Option<(&'c Canister, String)> {
     let applicable: Vec<&Canister> = ctx
         .canisters
         .iter()
@@ -285,7 +298,7 @@ fn read_canister<'c>(
         ));
         return None;
     };
-    let id = match parse_principal(text) {
+    let (id, canon) = match parse_principal_canonical(text) {
         Ok(p) => p,
         Err(f) => {
             st.issues
@@ -294,7 +307,7 @@ fn read_canister<'c>(
         }
     };
     match applicable.into_iter().find(|c| c.id == id) {
-        Some(c) => Some(c),
+        Some(c) => Some((c, canon)),
         None => {
             st.issues.push(issue(
                 CANISTER_PARAM,

@@ -52,6 +52,23 @@ pub fn format_account(a: &Account) -> String {
 /// Reads the textual encoding; refuses non-canonical spellings (leading zeros, an explicit
 /// default subaccount) so that one account has one text.
 pub fn parse_account(text: &str) -> Result<Account, Fault> {
+    read_account(text).map(|(a, _)| a)
+}
+
+/// [`parse_account`] with the account's canonical text ([`format_account`]'s): for an account
+/// written as its owner alone, the principal's text as read (see
+/// [`super::principal::parse_principal_canonical`]), without encoding it again.
+pub fn read_account(text: &str) -> Result<(Account, String), Fault> {
+    let (a, plain) = read_account_text(text)?;
+    let canon = match plain {
+        Some(owner_text) => owner_text,
+        None => format_account(&a),
+    };
+    Ok((a, canon))
+}
+
+/// The account, and the owner's canonical text when the account was written as its owner alone.
+fn read_account_text(text: &str) -> Result<(Account, Option<String>), Fault> {
     let t = super::trim_spaces(text);
     // Counted before trimming, as the schema's `maxLength` counts.
     if text.chars().count() > MAX_ACCOUNT_CHARS {
@@ -61,11 +78,14 @@ pub fn parse_account(text: &str) -> Result<Account, Fault> {
         ));
     }
     let Some((left, sub_hex)) = t.rsplit_once('.') else {
-        let owner = parse_principal(t)?;
-        return Ok(Account {
-            owner,
-            subaccount: None,
-        });
+        let (owner, canon) = super::principal::parse_principal_canonical(t)?;
+        return Ok((
+            Account {
+                owner,
+                subaccount: None,
+            },
+            Some(canon),
+        ));
     };
     let Some((owner_text, check)) = left.rsplit_once('-') else {
         return Err(Fault::new(
@@ -98,10 +118,13 @@ pub fn parse_account(text: &str) -> Result<Account, Fault> {
             format!("'{t}': the account checksum '{check}' does not match (expected '{expected}')"),
         ));
     }
-    Ok(Account {
-        owner,
-        subaccount: Some(sub),
-    })
+    Ok((
+        Account {
+            owner,
+            subaccount: Some(sub),
+        },
+        None,
+    ))
 }
 
 /// Reads a subaccount given alone: 1 to 64 hex digits, zero-padded on the left to 32 bytes.

@@ -8,6 +8,13 @@ use candid::Principal;
 pub const MAX_PRINCIPAL_CHARS: usize = 63;
 
 pub fn parse_principal(text: &str) -> Result<Principal, Fault> {
+    parse_principal_canonical(text).map(|(p, _)| p)
+}
+
+/// [`parse_principal`] with the principal's canonical text: the text read, trimmed and lowered,
+/// which `Principal::from_text` accepts only when it is the principal's own text (it prints the
+/// principal and compares), so that no second encoding is needed to show or key it.
+pub fn parse_principal_canonical(text: &str) -> Result<(Principal, String), Fault> {
     let t = super::trim_spaces(text);
     if t.is_empty() {
         return Err(Fault::new(Code::Principal, "a principal may not be empty"));
@@ -23,7 +30,7 @@ pub fn parse_principal(text: &str) -> Result<Principal, Fault> {
         ));
     }
     let lower = t.to_ascii_lowercase();
-    Principal::from_text(&lower).map_err(|e| {
+    let p = Principal::from_text(&lower).map_err(|e| {
         let why = match e {
             PrincipalError::CheckSequenceNotMatch() => {
                 "its checksum does not match: a character is wrong or missing".to_string()
@@ -45,7 +52,8 @@ pub fn parse_principal(text: &str) -> Result<Principal, Fault> {
             }
         };
         Fault::new(Code::Principal, format!("'{t}' is not a principal: {why}"))
-    })
+    })?;
+    Ok((p, lower))
 }
 
 /// A principal's text: groups of five base32 characters (either case, as the reader ignores
