@@ -33,8 +33,9 @@ pub struct ReadOutput {
     /// `(input, canonical value)` sorted by input, the tool and canister first.
     pub identity: Vec<(String, String)>,
     /// [`identity_digest`] of `identity`, computed once (the memo and the intent's key both
-    /// need it; each digest is ~50 000 instructions in a canister).
-    pub key: [u8; 32],
+    /// need it; each digest is ~50 000 instructions in a canister). Private, and `identity`
+    /// is never changed after the read: [`ReadOutput::identity_digest`] answers it.
+    key: [u8; 32],
     /// The stamp written into the argument (ns), for a stamped method.
     pub stamp_ns: Option<u64>,
     pub memo: Option<Vec<u8>>,
