@@ -50,8 +50,10 @@ pub struct Page {
 }
 
 /// The tools of `decls` (sorted by name) after `after`, whole, as many as fit `max_bytes`
-/// (at least one: a tool larger than the bound comes alone, never cut). `item` gives a tool's
-/// rendering (`render_one`, or one kept from an earlier rendering).
+/// (at least one: a tool larger than the bound comes alone, never cut). With no tool to give
+/// (an empty list) the page is the format's envelope alone (`[]`, the Markdown header), which
+/// no bound of [`MIN_PAGE_BYTES`] or more is below. `item` gives a tool's rendering
+/// (`render_one`, or one kept from an earlier rendering).
 pub fn page<'a, F>(
     decls: &'a [ToolDecl],
     after: Option<&str>,
