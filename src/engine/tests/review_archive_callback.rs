@@ -5,66 +5,37 @@
 //! canister: a method with no parameters takes the call (Candid drops extra arguments).
 
 mod common;
-use candid::Principal;
+use candid::{Nat, Principal};
 use common::*;
-use std::rc::Rc;
 use tool_host_engine::reconcile::icrc3::{
     ArchiveFn, ArchivedBlocks, GetBlocksRequest, GetBlocksResult,
 };
-use tool_host_engine::runtime::{CallOutcome, Runtime};
-use tool_host_engine::state::State;
+use tool_host_engine::runtime::CallOutcome;
 
-/// The world, with a ledger whose `icrc3_get_blocks` names another canister's method as its
-/// archive.
-struct Redirecting {
-    w: Rc<World>,
+/// A ledger whose `icrc3_get_blocks` returns no block and names `victim`'s `method` as the
+/// archive of block 0.
+fn redirecting(
+    w: &World,
+    canister: Principal,
+    method: &str,
     victim: Principal,
-    method: String,
-}
-
-impl Runtime for Redirecting {
-    type M = ic_stable_structures::VectorMemory;
-    fn now(&self) -> u64 {
-        self.w.now()
+    victim_method: &str,
+) -> Option<CallOutcome> {
+    if canister != ledger_id() || method != "icrc3_get_blocks" {
+        return None;
     }
-    fn self_id(&self) -> Principal {
-        self.w.self_id()
-    }
-    fn is_controller(&self, p: &Principal) -> bool {
-        self.w.is_controller(p)
-    }
-    fn with_state<T>(&self, f: impl FnOnce(&mut State<Self::M>) -> T) -> T {
-        self.w.with_state(f)
-    }
-    async fn call(
-        &self,
-        canister: Principal,
-        method: &str,
-        arg: Vec<u8>,
-        timeout: u32,
-    ) -> CallOutcome {
-        let out = self.w.call(canister, method, arg, timeout).await;
-        match out {
-            CallOutcome::Replied(bytes)
-                if canister == ledger_id() && method == "icrc3_get_blocks" =>
-            {
-                let mut r: GetBlocksResult = candid::decode_one(&bytes).unwrap();
-                r.blocks.clear();
-                r.archived_blocks = vec![ArchivedBlocks {
-                    args: vec![GetBlocksRequest {
-                        start: 0u64.into(),
-                        length: 1u64.into(),
-                    }],
-                    callback: ArchiveFn::new(self.victim, self.method.clone()),
-                }];
-                CallOutcome::Replied(candid::encode_one(r).unwrap())
-            }
-            other => other,
-        }
-    }
-    fn wake_at(&self, at_ns: u64) {
-        self.w.wake_at(at_ns)
-    }
+    let r = GetBlocksResult {
+        log_length: Nat::from(w.ledger.borrow().blocks().len()),
+        blocks: vec![],
+        archived_blocks: vec![ArchivedBlocks {
+            args: vec![GetBlocksRequest {
+                start: 0u64.into(),
+                length: 1u64.into(),
+            }],
+            callback: ArchiveFn::new(victim, victim_method.into()),
+        }],
+    };
+    Some(CallOutcome::Replied(candid::encode_one(r).unwrap()))
 }
 
 /// FINDING: reconciliation calls `withdraw_all` on another canister because the target's
@@ -79,10 +50,9 @@ fn reconciliation_calls_only_icrc3_get_blocks_whatever_the_target_names_as_its_a
         Some("unknown")
     );
     let vault = Principal::from_slice(&[0xee, 1]);
-    let evil = Redirecting {
+    let evil = Intercept {
         w: w.clone(),
-        victim: vault,
-        method: "withdraw_all".into(),
+        answer: |c: Principal, m: &str, _: &[u8]| redirecting(&w, c, m, vault, "withdraw_all"),
     };
     w.calls.borrow_mut().clear();
     w.advance(11 * SEC);

@@ -7,13 +7,11 @@ use candid::{Nat, Principal};
 use common::*;
 use serde_bytes::ByteBuf;
 use std::cell::Cell;
-use std::rc::Rc;
 use tool_host_engine::reconcile::icrc3::{
     ArchiveFn, ArchivedBlocks, BlockWithId, GetBlocksRequest, GetBlocksResult, Value,
 };
 use tool_host_engine::reconcile::MAX_CALLS;
-use tool_host_engine::runtime::{CallOutcome, Runtime};
-use tool_host_engine::state::State;
+use tool_host_engine::runtime::CallOutcome;
 
 fn archive_id() -> Principal {
     Principal::from_slice(&[0xa7, 1])
@@ -38,77 +36,53 @@ fn someone_elses(id: u64) -> BlockWithId {
     }
 }
 
-/// The world, with a ledger that answers one block per page and, on the run's last call, sends
-/// the cursor to an archive.
-struct OneBlockPages {
-    w: Rc<World>,
-    pages: Cell<usize>,
-    archive_calls: Cell<usize>,
-}
-
-impl Runtime for OneBlockPages {
-    type M = ic_stable_structures::VectorMemory;
-    fn now(&self) -> u64 {
-        self.w.now()
+/// A ledger that answers one block per page and, on the run's last call (`pages` counts
+/// them), sends the cursor to an archive; the archive's calls are counted in `archive_calls`.
+fn one_block_pages(
+    canister: Principal,
+    method: &str,
+    arg: &[u8],
+    pages: &Cell<usize>,
+    archive_calls: &Cell<usize>,
+) -> Option<CallOutcome> {
+    if method != "icrc3_get_blocks" {
+        return None;
     }
-    fn self_id(&self) -> Principal {
-        self.w.self_id()
-    }
-    fn is_controller(&self, p: &Principal) -> bool {
-        self.w.is_controller(p)
-    }
-    fn with_state<T>(&self, f: impl FnOnce(&mut State<Self::M>) -> T) -> T {
-        self.w.with_state(f)
-    }
-    async fn call(
-        &self,
-        canister: Principal,
-        method: &str,
-        arg: Vec<u8>,
-        timeout: u32,
-    ) -> CallOutcome {
-        if method != "icrc3_get_blocks" {
-            return self.w.call(canister, method, arg, timeout).await;
-        }
-        let reqs: Vec<GetBlocksRequest> = candid::decode_one(&arg).unwrap();
-        let start = u64::try_from(reqs[0].start.0.clone()).unwrap();
-        if canister == archive_id() {
-            self.archive_calls.set(self.archive_calls.get() + 1);
-            let r = GetBlocksResult {
-                log_length: Nat::from(start + 1),
-                blocks: vec![someone_elses(start)],
-                archived_blocks: vec![],
-            };
-            return CallOutcome::Replied(candid::encode_one(r).unwrap());
-        }
-        let n = self.pages.get() + 1;
-        self.pages.set(n);
-        let (blocks, archived_blocks) = if n == MAX_CALLS {
-            let range = GetBlocksRequest {
-                start: Nat::from(start),
-                length: Nat::from(1u8),
-            };
-            let callback = ArchiveFn::new(archive_id(), "icrc3_get_blocks".into());
-            (
-                vec![],
-                vec![ArchivedBlocks {
-                    args: vec![range],
-                    callback,
-                }],
-            )
-        } else {
-            (vec![someone_elses(start)], vec![])
-        };
+    let reqs: Vec<GetBlocksRequest> = candid::decode_one(arg).unwrap();
+    let start = u64::try_from(reqs[0].start.0.clone()).unwrap();
+    if canister == archive_id() {
+        archive_calls.set(archive_calls.get() + 1);
         let r = GetBlocksResult {
-            log_length: Nat::from(start + 1_000),
-            blocks,
-            archived_blocks,
+            log_length: Nat::from(start + 1),
+            blocks: vec![someone_elses(start)],
+            archived_blocks: vec![],
         };
-        CallOutcome::Replied(candid::encode_one(r).unwrap())
+        return Some(CallOutcome::Replied(candid::encode_one(r).unwrap()));
     }
-    fn wake_at(&self, at_ns: u64) {
-        self.w.wake_at(at_ns)
-    }
+    let n = pages.get() + 1;
+    pages.set(n);
+    let (blocks, archived_blocks) = if n == MAX_CALLS {
+        let range = GetBlocksRequest {
+            start: Nat::from(start),
+            length: Nat::from(1u8),
+        };
+        let callback = ArchiveFn::new(archive_id(), "icrc3_get_blocks".into());
+        (
+            vec![],
+            vec![ArchivedBlocks {
+                args: vec![range],
+                callback,
+            }],
+        )
+    } else {
+        (vec![someone_elses(start)], vec![])
+    };
+    let r = GetBlocksResult {
+        log_length: Nat::from(start + 1_000),
+        blocks,
+        archived_blocks,
+    };
+    Some(CallOutcome::Replied(candid::encode_one(r).unwrap()))
 }
 
 #[test]
@@ -120,16 +94,16 @@ fn a_run_out_of_calls_before_the_archive_continues_and_is_not_a_failed_try() {
         w.confirm(owner(), id, &d).unwrap().outcome.as_deref(),
         Some("unknown")
     );
-    let ledger = OneBlockPages {
+    let (pages, archive_calls) = (Cell::new(0), Cell::new(0));
+    let ledger = Intercept {
         w: w.clone(),
-        pages: Cell::new(0),
-        archive_calls: Cell::new(0),
+        answer: |c: Principal, m: &str, a: &[u8]| one_block_pages(c, m, a, &pages, &archive_calls),
     };
     let tries = w.intent(id).reconcile_tries;
     w.advance(11 * SEC);
     futures::executor::block_on(tool_host_engine::schedule::tick(&ledger));
-    assert_eq!(ledger.pages.get(), MAX_CALLS, "the run used its calls");
-    assert_eq!(ledger.archive_calls.get(), 0, "no call past the cap");
+    assert_eq!(pages.get(), MAX_CALLS, "the run used its calls");
+    assert_eq!(archive_calls.get(), 0, "no call past the cap");
     let i = w.intent(id);
     let finding = i.finding.clone().unwrap_or_default();
     assert!(
@@ -143,69 +117,44 @@ fn a_run_out_of_calls_before_the_archive_continues_and_is_not_a_failed_try() {
 /// Found by the third review: a page naming more archives than a run can ask before the
 /// cursor's made every run "continue" with nothing read, 20 calls every 10 s without back-off.
 /// A run that read nothing is a failed try.
-struct ManyArchives {
-    w: Rc<World>,
-    calls: Cell<usize>,
-}
-
-impl Runtime for ManyArchives {
-    type M = ic_stable_structures::VectorMemory;
-    fn now(&self) -> u64 {
-        self.w.now()
+/// A ledger whose every page names `MAX_CALLS` archives for the cursor, none of which has it
+/// (`calls` counts the block reads).
+fn many_archives(
+    canister: Principal,
+    method: &str,
+    arg: &[u8],
+    calls: &Cell<usize>,
+) -> Option<CallOutcome> {
+    if method != "icrc3_get_blocks" {
+        return None;
     }
-    fn self_id(&self) -> Principal {
-        self.w.self_id()
-    }
-    fn is_controller(&self, p: &Principal) -> bool {
-        self.w.is_controller(p)
-    }
-    fn with_state<T>(&self, f: impl FnOnce(&mut State<Self::M>) -> T) -> T {
-        self.w.with_state(f)
-    }
-    async fn call(
-        &self,
-        canister: Principal,
-        method: &str,
-        arg: Vec<u8>,
-        timeout: u32,
-    ) -> CallOutcome {
-        if method != "icrc3_get_blocks" {
-            return self.w.call(canister, method, arg, timeout).await;
-        }
-        self.calls.set(self.calls.get() + 1);
-        let reqs: Vec<GetBlocksRequest> = candid::decode_one(&arg).unwrap();
-        let start = u64::try_from(reqs[0].start.0.clone()).unwrap();
-        if canister != ledger_id() {
-            // An archive with nothing at the cursor.
-            let r = GetBlocksResult {
-                log_length: Nat::from(0u8),
-                blocks: vec![],
-                archived_blocks: vec![],
-            };
-            return CallOutcome::Replied(candid::encode_one(r).unwrap());
-        }
-        let archived_blocks = (0..MAX_CALLS as u8)
-            .map(|k| ArchivedBlocks {
-                args: vec![GetBlocksRequest {
-                    start: Nat::from(start),
-                    length: Nat::from(1u8),
-                }],
-                callback: ArchiveFn::new(
-                    Principal::from_slice(&[0xa9, k]),
-                    "icrc3_get_blocks".into(),
-                ),
-            })
-            .collect();
+    calls.set(calls.get() + 1);
+    let reqs: Vec<GetBlocksRequest> = candid::decode_one(arg).unwrap();
+    let start = u64::try_from(reqs[0].start.0.clone()).unwrap();
+    if canister != ledger_id() {
+        // An archive with nothing at the cursor.
         let r = GetBlocksResult {
-            log_length: Nat::from(start + 1_000),
+            log_length: Nat::from(0u8),
             blocks: vec![],
-            archived_blocks,
+            archived_blocks: vec![],
         };
-        CallOutcome::Replied(candid::encode_one(r).unwrap())
+        return Some(CallOutcome::Replied(candid::encode_one(r).unwrap()));
     }
-    fn wake_at(&self, at_ns: u64) {
-        self.w.wake_at(at_ns)
-    }
+    let archived_blocks = (0..MAX_CALLS as u8)
+        .map(|k| ArchivedBlocks {
+            args: vec![GetBlocksRequest {
+                start: Nat::from(start),
+                length: Nat::from(1u8),
+            }],
+            callback: ArchiveFn::new(Principal::from_slice(&[0xa9, k]), "icrc3_get_blocks".into()),
+        })
+        .collect();
+    let r = GetBlocksResult {
+        log_length: Nat::from(start + 1_000),
+        blocks: vec![],
+        archived_blocks,
+    };
+    Some(CallOutcome::Replied(candid::encode_one(r).unwrap()))
 }
 
 #[test]
@@ -214,9 +163,10 @@ fn a_run_that_reads_nothing_before_its_cap_is_a_failed_try() {
     let (id, d) = w.prepare("1");
     w.script(Script::Reject(6));
     w.confirm(owner(), id, &d).unwrap();
-    let rt = ManyArchives {
+    let calls = Cell::new(0);
+    let rt = Intercept {
         w: w.clone(),
-        calls: Cell::new(0),
+        answer: |c: Principal, m: &str, a: &[u8]| many_archives(c, m, a, &calls),
     };
     let mut cursors = vec![];
     for _ in 0..6 {
@@ -229,9 +179,9 @@ fn a_run_that_reads_nothing_before_its_cap_is_a_failed_try() {
     // Counted as tries, so the runs back off (10 s, 20 s, 40 s ...): fewer than one a tick.
     assert!(i.reconcile_tries >= 1, "runs (cursor, tries): {cursors:?}");
     assert!(
-        rt.calls.get() < 6 * MAX_CALLS,
+        calls.get() < 6 * MAX_CALLS,
         "{} calls, runs (cursor, tries): {cursors:?}",
-        rt.calls.get()
+        calls.get()
     );
     let finding = i.finding.clone().unwrap_or_default();
     assert!(finding.contains("read no block"), "{finding}");
