@@ -25,16 +25,39 @@ pub fn tool_definitions(plans: &ToolPlans, canisters: &[Canister]) -> Vec<Value>
 }
 
 pub fn tool_definition(plan: &ToolPlan, canisters: &[Canister]) -> Value {
-    let applicable: Vec<&Canister> = canisters
-        .iter()
-        .filter(|c| c.applies_to(&plan.form.id))
-        .collect();
-    let words = Words {
-        canisters: &applicable,
-    };
+    tool_definition_for(plan, &FormCanisters::new(&plan.form.id, canisters))
+}
+
+/// What a tool's schema takes from the canisters its form applies to: the `canister_id`
+/// property and the refs they agree on. It is the same for every tool of one form, so a
+/// catalog works it out once per form rather than once per tool (with 100 canisters, most of a
+/// declaration's cost: a principal's text, the enum, the description, each ref compared).
+pub struct FormCanisters<'a> {
+    applicable: Vec<&'a Canister>,
+    schema: Value,
+    agreed: std::cell::RefCell<std::collections::BTreeMap<String, Option<Value>>>,
+}
+
+impl<'a> FormCanisters<'a> {
+    pub fn new(form_id: &str, canisters: &'a [Canister]) -> FormCanisters<'a> {
+        let applicable: Vec<&Canister> =
+            canisters.iter().filter(|c| c.applies_to(form_id)).collect();
+        let schema = canister_schema(&applicable);
+        FormCanisters {
+            applicable,
+            schema,
+            agreed: Default::default(),
+        }
+    }
+}
+
+/// [`tool_definition`] with its form's canister part worked out already (`plan`'s form must be
+/// the one `part` was made for).
+pub fn tool_definition_for(plan: &ToolPlan, part: &FormCanisters) -> Value {
+    let words = Words { part };
     let mut props = Map::new();
     let mut required = vec![CANISTER_PARAM.to_string()];
-    props.insert(CANISTER_PARAM.into(), canister_schema(&applicable));
+    props.insert(CANISTER_PARAM.into(), part.schema.clone());
     for p in &plan.params {
         let describe = tag_of(&plan.form.form, &p.node, |t| t.describe.as_ref()).cloned();
         let schema = words.schema(&p.reader, describe.as_deref());
@@ -103,11 +126,14 @@ fn canister_schema(applicable: &[&Canister]) -> Value {
             "pattern": principal::PRINCIPAL_PATTERN,
         });
     }
-    let mut ids: Vec<String> = applicable.iter().map(|c| c.id.to_text()).collect();
+    // Each principal's text once (the enum and the description both name it).
+    let texts: Vec<String> = applicable.iter().map(|c| c.id.to_text()).collect();
+    let description = canister_description(applicable, &texts);
+    let mut ids = texts;
     ids.sort();
     json!({
         "type": "string",
-        "description": canister_description(applicable),
+        "description": description,
         "enum": ids,
     })
 }
@@ -118,12 +144,13 @@ pub const MAX_CANISTER_DESCRIPTION_CHARS: usize = 900;
 
 /// "The canister to call: <id> (<label>), …." while that fits its bound; past it, the
 /// canisters that fit and how many more the enum lists (never a cut name).
-fn canister_description(applicable: &[&Canister]) -> String {
+fn canister_description(applicable: &[&Canister], texts: &[String]) -> String {
     let listed: Vec<String> = applicable
         .iter()
-        .map(|c| match &c.label {
-            Some(l) => format!("{} ({l})", c.id.to_text()),
-            None => c.id.to_text(),
+        .zip(texts)
+        .map(|(c, t)| match &c.label {
+            Some(l) => format!("{t} ({l})"),
+            None => t.clone(),
         })
         .collect();
     let whole = format!("The canister to call: {}.", listed.join(", "));
@@ -131,11 +158,14 @@ fn canister_description(applicable: &[&Canister]) -> String {
         return whole;
     }
     let mut out = String::from("The canister to call: ");
+    // The characters in `out` so far, kept rather than counted again per item.
+    let mut out_chars = out.chars().count();
     for (i, item) in listed.iter().enumerate() {
         let more = listed.len() - i;
         let tail = format!(" and {more} more: any value of the enum.");
         let sep = if i == 0 { "" } else { ", " };
-        let with = out.chars().count() + sep.len() + item.chars().count();
+        let item_chars = item.chars().count();
+        let with = out_chars + sep.len() + item_chars;
         // Room for this one and for the tail that would follow it.
         let tail_after = format!(" and {} more: any value of the enum.", more - 1);
         // (6: room for the "," or "one of" that precedes the tail.)
@@ -146,21 +176,33 @@ fn canister_description(applicable: &[&Canister]) -> String {
         }
         out.push_str(sep);
         out.push_str(item);
+        out_chars = with;
     }
     out.push('.');
     out
 }
 
 struct Words<'a> {
-    canisters: &'a [&'a Canister],
+    part: &'a FormCanisters<'a>,
 }
 
 impl Words<'_> {
-    /// A ref's value when every canister the tool applies to agrees on it.
+    /// A ref's value when every canister the tool applies to agrees on it (worked out once per
+    /// form and ref).
     fn agreed(&self, src: &str) -> Option<Value> {
-        let mut vals = self.canisters.iter().map(|c| c.refs.get(src));
-        let first = vals.next()??.clone();
-        vals.all(|v| v == Some(&first)).then_some(first)
+        if let Some(v) = self.part.agreed.borrow().get(src) {
+            return v.clone();
+        }
+        let mut vals = self.part.applicable.iter().map(|c| c.refs.get(src));
+        let v = match vals.next() {
+            Some(Some(first)) => vals.all(|v| v == Some(first)).then(|| first.clone()),
+            _ => None,
+        };
+        self.part
+            .agreed
+            .borrow_mut()
+            .insert(src.to_string(), v.clone());
+        v
     }
 
     fn schema(&self, reader: &Reader, describe: Option<&str>) -> Value {
@@ -436,11 +478,15 @@ mod canister_description_tests {
         }
     }
 
+    fn texts(cs: &[&Canister]) -> Vec<String> {
+        cs.iter().map(|c| c.id.to_text()).collect()
+    }
+
     #[test]
     fn a_short_list_names_every_canister() {
         let cs = [canister(1, Some("TKA")), canister(2, None)];
         let refs: Vec<&Canister> = cs.iter().collect();
-        let d = canister_description(&refs);
+        let d = canister_description(&refs, &texts(&refs));
         assert_eq!(
             d,
             format!("The canister to call: {} (TKA), {}.", cs[0].id, cs[1].id)
@@ -454,7 +500,7 @@ mod canister_description_tests {
                 .map(|i| canister(i, Some(&format!("TOKEN{i}"))))
                 .collect();
             let refs: Vec<&Canister> = cs.iter().collect();
-            let d = canister_description(&refs);
+            let d = canister_description(&refs, &texts(&refs));
             assert!(
                 d.chars().count() <= MAX_CANISTER_DESCRIPTION_CHARS,
                 "{n}: {d}"

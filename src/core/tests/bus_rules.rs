@@ -641,3 +641,56 @@ fn review_of_tools_with_nothing_held_is_the_checks_and_overlap_warnings() {
     assert_eq!(review(&twins, &[]).overlaps, overlap_warnings(&twins));
     assert_eq!(review(&twins, &[]).overlaps.len(), 1);
 }
+
+/// `host_decls` works each form's canister part out once for all its tools; the declarations
+/// are the ones each tool gives alone, whatever canisters apply to which forms and whether their
+/// refs agree (a part kept across forms would give one form another's enum or symbol).
+#[test]
+fn host_decls_are_each_tools_own_declaration() {
+    use candid::Principal;
+    let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+    let canister = |n: u8, label: &str, decimals: u64, forms: Option<&[&str]>| {
+        let mut c = ledger();
+        c.id = Principal::from_slice(&[n, 1, 1]);
+        c.label = Some(label.into());
+        c.refs
+            .insert("query:icrc1_decimals".into(), json!(decimals));
+        c.refs.insert("query:icrc1_symbol".into(), json!(label));
+        c.forms = forms.map(|f| f.iter().map(|s| s.to_string()).collect());
+        c
+    };
+    let sets = [
+        vec![],
+        vec![ledger()],
+        vec![
+            canister(1, "TKA", 8, Some(&["icrc1"])),
+            canister(2, "TKB", 6, Some(&["icrc1", "icrc2"])),
+            canister(3, "TKA", 8, Some(&["icrc2"])),
+        ],
+        vec![
+            canister(4, "TKC", 2, Some(&["icrc2"])),
+            canister(5, "TKC", 2, None),
+            canister(6, "TKD", 2, Some(&["icrc1"])),
+        ],
+    ];
+    for cs in &sets {
+        let mut alone: Vec<ToolDecl> = plans
+            .plans
+            .values()
+            .map(|p| decl_of_plan(p, cs))
+            .collect();
+        alone.push(commit_decl());
+        alone.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(host_decls(&plans, cs), alone, "{} canisters", cs.len());
+    }
+    // The case the parts are for: the forms see different canisters.
+    let d = host_decls(&plans, &sets[2]);
+    let enum_of = |name: &str| {
+        d.iter().find(|x| x.name == name).unwrap().input_schema["properties"]["canister_id"]["enum"]
+            .clone()
+    };
+    assert_ne!(
+        enum_of("prepare_icrc1_transfer"),
+        enum_of("prepare_icrc2_approve")
+    );
+}

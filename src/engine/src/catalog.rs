@@ -198,13 +198,18 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
     use tool_host_core::bus::page::render_one;
     // A canister's change changes every declaration of its forms (their `canister_id`).
     let prev = prev.filter(|b| *b.canisters == *cat.canisters);
+    // Each form's canister part, worked out on its first tool declared again.
+    let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
     let mut tools: Vec<(ToolDecl, String)> = cat
         .plans
         .plans
         .values()
         .map(|p| {
             kept_tool(prev, cat, p).unwrap_or_else(|| {
-                let d = tool_host_core::bus::decl_of_plan(p, &cat.canisters);
+                let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
+                    tool_host_core::schema::FormCanisters::new(&p.form.id, &cat.canisters)
+                });
+                let d = tool_host_core::bus::decl_of_plan_for(p, part);
                 let t = render_one(&d, ToolFormat::Mcp);
                 (d, t)
             })

@@ -24,10 +24,11 @@ pub fn form_decls(id: &str, form: &Arc<Form>, canisters: &[Canister]) -> Vec<Too
         id: id.to_string(),
         form: form.clone(),
     }]);
+    let part = tool_host_core::schema::FormCanisters::new(id, canisters);
     plans
         .plans
         .values()
-        .map(|p| bus::decl_of_plan(p, canisters))
+        .map(|p| bus::decl_of_plan_for(p, &part))
         .collect()
 }
 

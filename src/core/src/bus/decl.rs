@@ -72,7 +72,15 @@ pub fn label_of(plan: &ToolPlan) -> Option<EffectLabel> {
 
 /// A form tool's declaration (its schema as `list_tools` has always given it).
 pub fn decl_of_plan(plan: &ToolPlan, canisters: &[Canister]) -> ToolDecl {
-    let def = crate::schema::tool_definition(plan, canisters);
+    decl_of_plan_for(
+        plan,
+        &crate::schema::FormCanisters::new(&plan.form.id, canisters),
+    )
+}
+
+/// [`decl_of_plan`] with the canister part of `plan`'s form worked out once for all its tools.
+pub fn decl_of_plan_for(plan: &ToolPlan, part: &crate::schema::FormCanisters) -> ToolDecl {
+    let def = crate::schema::tool_definition_for(plan, part);
     ToolDecl {
         name: plan.name.clone(),
         title: plan.title.clone(),
@@ -106,10 +114,17 @@ pub fn commit_decl() -> ToolDecl {
 
 /// Every form tool's declaration and `commit` (when there is something to prepare), by name.
 pub fn host_decls(plans: &ToolPlans, canisters: &[Canister]) -> Vec<ToolDecl> {
+    let mut parts: std::collections::BTreeMap<&str, crate::schema::FormCanisters> =
+        Default::default();
     let mut decls: Vec<ToolDecl> = plans
         .plans
         .values()
-        .map(|p| decl_of_plan(p, canisters))
+        .map(|p| {
+            let part = parts
+                .entry(p.form.id.as_str())
+                .or_insert_with(|| crate::schema::FormCanisters::new(&p.form.id, canisters));
+            decl_of_plan_for(p, part)
+        })
         .collect();
     if plans.has_commit() {
         decls.push(commit_decl());

@@ -17,7 +17,9 @@ pub use check::{
     NameRule, MAX_DESCRIPTION_CHARS, MAX_PROPERTY_DESCRIPTION_CHARS, PROPERTY_KEY_RULE,
     TOOL_NAME_RULES,
 };
-pub use decl::{check_decl, decl_of_plan, host_decls, label_of, overlap_warnings, DeclIssue};
+pub use decl::{
+    check_decl, decl_of_plan, decl_of_plan_for, host_decls, label_of, overlap_warnings, DeclIssue,
+};
 pub use decl::{commit_decl, destructive, effect_of, unannotated};
 pub use decl::{EffectLabel, Overlap, ToolDecl, ToolSource};
 pub use overlap::{similarity_permille, OVERLAP_THRESHOLD_PERMILLE};
