@@ -27,6 +27,10 @@ pub fn scenarios() -> Vec<Scenario> {
             "upgrade::an_upgrade_changes_only_what_it_names",
             an_upgrade_changes_only_what_it_names,
         ),
+        Scenario::new(
+            "upgrade::the_catalog_is_built_after_the_upgrade",
+            the_catalog_is_built_after_the_upgrade,
+        ),
     ]
 }
 
@@ -310,5 +314,64 @@ fn keeps_intents_and_timers(w: &mut World) -> Check {
     let r = w.confirm_ok(a.id, &a.digest)?;
     ensure_eq!(r.outcome.as_deref(), Some("success"), "{}", r.content);
     ensure_eq!(w.intents()?.len(), 4);
+    Ok(())
+}
+
+/// `post_upgrade` reads no form: the catalog is built in a timer message right after. A query
+/// that comes before it builds the same list for itself (and keeps nothing: a second one costs
+/// as much); after that message the list costs a copy. A page cursor from before the upgrade
+/// still continues the same list (the same tools, the same fingerprint).
+fn the_catalog_is_built_after_the_upgrade(w: &mut World) -> Check {
+    use tool_host_engine::types::ListToolsArgs;
+    let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
+    let (host, c, anon) = (w.host.0, w.p.controller, candid::Principal::anonymous());
+    let page = |w: &mut World, cursor: Option<String>| {
+        w.host
+            .list_tools_page(
+                w.b.as_mut(),
+                anon,
+                ListToolsArgs {
+                    format: None,
+                    cursor,
+                    max_bytes: Some(1024),
+                },
+            )?
+            .ok_or_fail("list_tools_page")
+    };
+    let whole = w.host.list_tools(w.b.as_mut(), anon)?;
+    let first = page(w, None)?;
+    let second = page(w, first.next.clone())?;
+    ensure!(first.next.is_some(), "more than one page of 1 KiB");
+
+    w.b.install(
+        host,
+        wasm,
+        host_arg(HostArg::Upgrade(None)),
+        InstallMode::Upgrade,
+        c,
+    )?;
+    // No round has run: the catalog's timer message has not either.
+    ensure_eq!(w.host.list_tools(w.b.as_mut(), anon)?, whole);
+    let before = w.b.last_instructions()?;
+    ensure_eq!(w.host.list_tools(w.b.as_mut(), anon)?, whole);
+    let again = w.b.last_instructions()?;
+    ensure!(
+        again * 2 > before,
+        "a query keeps nothing: {again} after {before}"
+    );
+    ensure_eq!(
+        page(w, first.next.clone())?,
+        second,
+        "the old cursor continues"
+    );
+
+    w.b.run_until_quiet(100)?;
+    ensure_eq!(w.host.list_tools(w.b.as_mut(), anon)?, whole);
+    let built = w.b.last_instructions()?;
+    ensure!(
+        built * 4 < before,
+        "after the timer message the list is a copy: {built}, against {before} before it"
+    );
+    ensure_eq!(page(w, first.next)?, second);
     Ok(())
 }

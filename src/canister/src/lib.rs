@@ -81,6 +81,13 @@ impl Runtime for Ic {
         });
         TIMER.set(Some(id));
     }
+    fn build_catalog_soon(&self) {
+        ic_cdk_timers::set_timer(Duration::ZERO, async {
+            Ic.with_state(|s| {
+                tool_host_engine::catalog::bus(s);
+            });
+        });
+    }
     #[cfg(feature = "trace-instructions")]
     fn mark(&self, point: &str) {
         ic_cdk::api::debug_print(format!(

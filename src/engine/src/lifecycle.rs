@@ -188,8 +188,9 @@ pub fn check_upgrade<R: Runtime>(rt: &R, force: bool) -> Result<(), String> {
 }
 
 /// After `post_upgrade`: a send that was in flight across a (forced) upgrade lost its reply (an
-/// unknown outcome, reconciled); the catalog is rebuilt; timers are re-armed from the stable
-/// task index.
+/// unknown outcome, reconciled); timers are re-armed from the stable task index; the catalog
+/// (heap only) is built in a message of its own right after, not here: an upgrade reads no
+/// form, so its cost stays flat whatever forms and canisters are held.
 pub fn after_upgrade<R: Runtime>(rt: &R) {
     let now = rt.now();
     rt.with_state(|s| {
@@ -226,10 +227,10 @@ pub fn after_upgrade<R: Runtime>(rt: &R) {
             }
         }
         crate::bus::builtins::index_unindexed(s);
-        catalog::bus(s);
     });
     schedule::ensure_refresh(rt);
     schedule::restart(rt);
+    rt.build_catalog_soon();
 }
 
 /// After an upgrade from version 1 (once): the indexes version 2 added are built from the

@@ -62,6 +62,14 @@ pub trait Runtime {
             }
         }
     }
+    /// Builds the catalog in a message of its own, soon (after an upgrade, which leaves it out
+    /// so that its cost does not grow with forms and canisters). A message that needs it first
+    /// builds it then, as after any change. By default (tests) it is built at once.
+    fn build_catalog_soon(&self) {
+        self.with_state(|s| {
+            crate::catalog::bus(s);
+        });
+    }
     /// A point in a flow, for instruction profiles (the canister's `trace-instructions` feature
     /// prints the instruction counter there); nothing by default.
     fn mark(&self, _point: &str) {}

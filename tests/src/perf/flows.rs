@@ -236,8 +236,9 @@ fn transfers(
     Ok(())
 }
 
-/// Upgrades the tool host to `wasm`; answers the install's count.
-fn upgrade(w: &mut World, wasm: &[u8]) -> Check<u64> {
+/// Upgrades the tool host to `wasm`, then runs the rounds in which its catalog is built (a timer
+/// message of its own, which `post_upgrade` leaves it to); answers both counts.
+fn upgrade(w: &mut World, wasm: &[u8]) -> Check<(u64, u64)> {
     let (host, c) = (w.host.0, w.p.controller);
     w.b.install(
         host,
@@ -246,7 +247,38 @@ fn upgrade(w: &mut World, wasm: &[u8]) -> Check<u64> {
         InstallMode::Upgrade,
         c,
     )?;
-    last(w)
+    let install = last(w)?;
+    let t0 = host_count(w)?;
+    // The global timer, then the timers' own messages (ic-cdk-timers runs each in a self-call).
+    w.b.run_until_quiet(100)?;
+    let catalog = host_count(w)? - t0;
+    if catalog == 0 {
+        return Err(Fail::Failed(
+            "no timer message ran in the round after the upgrade".into(),
+        ));
+    }
+    Ok((install, catalog))
+}
+
+/// [`upgrade`], put as two flows: the upgrade (`flow`, against its goal) and the catalog's build
+/// after it.
+fn put_upgrade(
+    run: &mut Run,
+    w: &mut World,
+    wasm: &[u8],
+    g: &str,
+    flow: &str,
+    held: &str,
+) -> Check {
+    let (up, catalog) = upgrade(w, wasm)?;
+    run.put(g, flow, up, Some(GOAL_UPGRADE));
+    run.put(
+        g,
+        format!("the catalog built after that upgrade (its own timer message), {held}"),
+        catalog,
+        None,
+    );
+    Ok(())
 }
 
 /// An unknown outcome (the ledger rejects the transfer without executing it), `blocks` other
@@ -617,13 +649,14 @@ pub fn quick(run: &mut Run) -> Check {
         refresh,
         Some(GOAL_REFRESH_PER_TARGET),
     );
-    let up = upgrade(&mut w, &real)?;
-    run.put(
+    put_upgrade(
+        run,
+        &mut w,
+        &real,
         g,
         "upgrade (2 forms, 1 ledger, ~30 intents)",
-        up,
-        Some(GOAL_UPGRADE),
-    );
+        "2 forms, 1 ledger",
+    )?;
     transfers(run, &mut w, &os, 9, g, ", after an upgrade")?;
     let (_, form) = more_forms(&mut w, 0, 1)?;
     run.put(g, "register a third form", form, None);
@@ -685,8 +718,14 @@ fn steady(run: &mut Run) -> Check {
     let os = owners(&mut w, 5, 1_000)?;
     let g = "steady state";
     transfers(run, &mut w, &os, 1_000, g, "")?;
-    let up = upgrade(&mut w, &real)?;
-    run.put(g, "upgrade holding 1 000 intents", up, Some(GOAL_UPGRADE));
+    put_upgrade(
+        run,
+        &mut w,
+        &real,
+        g,
+        "upgrade holding 1 000 intents",
+        "2 forms, 1 ledger",
+    )?;
     transfers(run, &mut w, &os, 200, g, ", after an upgrade")?;
     Ok(())
 }
@@ -777,13 +816,14 @@ fn growth_forms(run: &mut Run) -> Check {
             None,
         );
         put_pages(run, &mut w, g, ToolFormat::Mcp, &format!("{target} forms"))?;
-        let up = upgrade(&mut w, &real)?;
-        run.put(
+        put_upgrade(
+            run,
+            &mut w,
+            &real,
             g,
-            format!("upgrade holding {target} forms"),
-            up,
-            Some(GOAL_UPGRADE),
-        );
+            &format!("upgrade holding {target} forms"),
+            &format!("{target} forms on 10 ledgers"),
+        )?;
         let os = [Owner {
             owner: w.p.owner,
             agent: w.p.agent,
@@ -862,13 +902,14 @@ fn growth_canisters(run: &mut Run) -> Check {
             ToolFormat::Mcp,
             &format!("{target} ledgers"),
         )?;
-        let up = upgrade(&mut w, &real)?;
-        run.put(
+        put_upgrade(
+            run,
+            &mut w,
+            &real,
             g,
-            format!("upgrade holding {target} ledgers"),
-            up,
-            Some(GOAL_UPGRADE),
-        );
+            &format!("upgrade holding {target} ledgers"),
+            &format!("2 forms on {target} ledgers"),
+        )?;
     }
     Ok(())
 }
@@ -914,13 +955,14 @@ fn scale(run: &mut Run) -> Check {
         }
         // At once: the instance running still has the memory's old layout in its heap (the
         // memory manager's buckets), so nothing may run in it on the new memory.
-        let up = upgrade(&mut w, &real)?;
-        run.put(
+        put_upgrade(
+            run,
+            &mut w,
+            &real,
             g,
-            format!("upgrade holding {target} intents"),
-            up,
-            Some(GOAL_UPGRADE),
-        );
+            &format!("upgrade holding {target} intents"),
+            &format!("50 forms on 100 ledgers, {target} intents"),
+        )?;
         let stats = w.stats()?;
         if target == 0 {
             bytes_before = Some(stats.stable_bytes);
