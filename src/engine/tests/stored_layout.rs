@@ -636,3 +636,38 @@ fn an_unknown_version_in_memory_is_reported_by_the_checks() {
     let e = s.check_indexes().unwrap_err();
     assert!(e.starts_with("stored intent: key 9: version 5"), "{e}");
 }
+
+/// An upgrade checks every form's and target's version byte, not its body: an unknown version
+/// is refused with its key; a known version whose body does not read is left to the check that
+/// reads every record (it is no downgrade, and parsing every form would make an upgrade's cost
+/// grow with them).
+#[test]
+fn an_upgrade_checks_the_forms_and_targets_versions() {
+    use ic_stable_structures::memory_manager::MemoryManager;
+    use ic_stable_structures::{StableBTreeMap, VectorMemory};
+    use tool_host_engine::memory;
+    use tool_host_engine::state::State;
+    let put_form = |mem: &VectorMemory, bytes: Vec<u8>| {
+        let mm = MemoryManager::init(mem.clone());
+        let mut raw: StableBTreeMap<String, Vec<u8>, _> =
+            StableBTreeMap::init(mm.get(memory::FORMS));
+        raw.insert("f".to_string(), bytes);
+    };
+    let mem = VectorMemory::default();
+    drop(State::init(mem.clone()));
+    put_form(&mem, vec![200, 1, 2]);
+    let e = State::init(mem.clone()).check_layout().unwrap_err();
+    assert!(
+        e.reason
+            .starts_with("key \"f\": version 200 is not one this code reads"),
+        "{e}"
+    );
+    let mem = VectorMemory::default();
+    drop(State::init(mem.clone()));
+    let known = tool_host_engine::model::StoredForm::READS[0];
+    put_form(&mem, vec![known, 0xff, 0xfe]);
+    let s = State::init(mem);
+    s.check_layout().expect("a known version: no downgrade");
+    let e = s.check_records().unwrap_err();
+    assert!(e.reason.starts_with("key \"f\""), "{e}");
+}
