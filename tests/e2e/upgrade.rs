@@ -317,10 +317,11 @@ fn keeps_intents_and_timers(w: &mut World) -> Check {
     Ok(())
 }
 
-/// `post_upgrade` reads no form: the catalog is built in a timer message right after. A query
-/// that comes before it builds the same list for itself (and keeps nothing: a second one costs
-/// as much); after that message the list costs a copy. A page cursor from before the upgrade
-/// still continues the same list (the same tools, the same fingerprint).
+/// `post_upgrade` parses no form: the catalog is built in a timer message right after. A query
+/// that comes before it answers the same list (building it for itself, keeping nothing); so do
+/// queries after it, and a page cursor from before the upgrade continues the same list (the same
+/// tools, the same fingerprint). Where the backend counts instructions: before that message the
+/// list costs a build each time, after it a copy.
 fn the_catalog_is_built_after_the_upgrade(w: &mut World) -> Check {
     use tool_host_engine::types::ListToolsArgs;
     let wasm = wasm::wasm(Canister::ToolHost).map_err(Fail::Failed)?;
@@ -352,13 +353,9 @@ fn the_catalog_is_built_after_the_upgrade(w: &mut World) -> Check {
     )?;
     // No round has run: the catalog's timer message has not either.
     ensure_eq!(w.host.list_tools(w.b.as_mut(), anon)?, whole);
-    let before = w.b.last_instructions()?;
+    let before = w.b.last_instructions().ok();
     ensure_eq!(w.host.list_tools(w.b.as_mut(), anon)?, whole);
-    let again = w.b.last_instructions()?;
-    ensure!(
-        again * 2 > before,
-        "a query keeps nothing: {again} after {before}"
-    );
+    let again = w.b.last_instructions().ok();
     ensure_eq!(
         page(w, first.next.clone())?,
         second,
@@ -367,11 +364,17 @@ fn the_catalog_is_built_after_the_upgrade(w: &mut World) -> Check {
 
     w.b.run_until_quiet(100)?;
     ensure_eq!(w.host.list_tools(w.b.as_mut(), anon)?, whole);
-    let built = w.b.last_instructions()?;
-    ensure!(
-        built * 4 < before,
-        "after the timer message the list is a copy: {built}, against {before} before it"
-    );
+    let built = w.b.last_instructions().ok();
     ensure_eq!(page(w, first.next)?, second);
+    if let (Some(before), Some(again), Some(built)) = (before, again, built) {
+        ensure!(
+            again * 2 > before,
+            "a query keeps nothing: {again} after {before}"
+        );
+        ensure!(
+            built * 4 < before,
+            "after the timer message the list is a copy: {built}, against {before} before it"
+        );
+    }
     Ok(())
 }

@@ -33,6 +33,7 @@ pub fn tool_definition(plan: &ToolPlan, canisters: &[Canister]) -> Value {
 /// catalog works it out once per form rather than once per tool (with 100 canisters, most of a
 /// declaration's cost: a principal's text, the enum, the description, each ref compared).
 pub struct FormCanisters<'a> {
+    form_id: String,
     applicable: Vec<&'a Canister>,
     schema: Value,
     agreed: std::cell::RefCell<std::collections::BTreeMap<String, Option<Value>>>,
@@ -44,6 +45,7 @@ impl<'a> FormCanisters<'a> {
             canisters.iter().filter(|c| c.applies_to(form_id)).collect();
         let schema = canister_schema(&applicable);
         FormCanisters {
+            form_id: form_id.to_string(),
             applicable,
             schema,
             agreed: Default::default(),
@@ -54,6 +56,7 @@ impl<'a> FormCanisters<'a> {
 /// [`tool_definition`] with its form's canister part worked out already (`plan`'s form must be
 /// the one `part` was made for).
 pub fn tool_definition_for(plan: &ToolPlan, part: &FormCanisters) -> Value {
+    debug_assert_eq!(plan.form.id, part.form_id, "a part is its own form's");
     let words = Words { part };
     let mut props = Map::new();
     let mut required = vec![CANISTER_PARAM.to_string()];

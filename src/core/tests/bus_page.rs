@@ -263,3 +263,20 @@ proptest! {
         }
     }
 }
+
+/// The texts the catalog keeps per tool are `render_one`'s in every format, byte for byte, for
+/// every tool of the packs (with and without canisters), `commit` and every builtin.
+#[test]
+fn kept_texts_are_render_ones() {
+    use tool_host_core::bus::kept::{Rendered, FORMATS};
+    let plans = build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+    let mut all = decls();
+    all.extend(host_decls(&plans, &[]));
+    all.push(big("big", 5000));
+    for d in &all {
+        let r = Rendered::new(d);
+        for f in FORMATS {
+            assert_eq!(r.text(f), page::render_one(d, f), "{} in {f:?}", d.name);
+        }
+    }
+}

@@ -674,11 +674,7 @@ fn host_decls_are_each_tools_own_declaration() {
         ],
     ];
     for cs in &sets {
-        let mut alone: Vec<ToolDecl> = plans
-            .plans
-            .values()
-            .map(|p| decl_of_plan(p, cs))
-            .collect();
+        let mut alone: Vec<ToolDecl> = plans.plans.values().map(|p| decl_of_plan(p, cs)).collect();
         alone.push(commit_decl());
         alone.sort_by(|a, b| a.name.cmp(&b.name));
         assert_eq!(host_decls(&plans, cs), alone, "{} canisters", cs.len());

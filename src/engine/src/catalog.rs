@@ -1,7 +1,8 @@
 //! The catalog: tool plans built from the stored forms and targets, and the bus over them (the
-//! form tools' declarations, `commit` and the enabled builtins'). It is heap only, rebuilt when
-//! the catalog revision moves (after registration changes, refs refreshes and upgrades); the
-//! bus also when the builtin settings change. Listing tools costs a lookup, not a parse.
+//! form tools' declarations, `commit` and the enabled builtins', each rendered once in every
+//! page format). It is heap only, rebuilt when the catalog revision moves (after registration
+//! changes and refs refreshes; after an upgrade, by a timer message of its own); the bus also
+//! when the builtin settings change. Listing tools costs a lookup, not a parse.
 
 use crate::model::Target;
 use crate::state::State;
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use tool_host_core::builtin::Builtin;
+use tool_host_core::bus::kept::Rendered;
 use tool_host_core::bus::{render, ToolDecl, ToolFormat, ToolSource};
 use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::form::{parse_form, ref_sources};
@@ -124,11 +126,11 @@ pub struct Bus {
     pub zone: String,
     /// Prepare tools (a selection that offers one offers `commit` too).
     pub prepare_tools: std::collections::BTreeSet<String>,
-    /// Each tool of `decls` in MCP's shape as compact JSON, rendered once: `list_tools` and
-    /// `list_tools_page` copy them.
-    pub mcp_items: Vec<String>,
-    /// The catalog's fingerprint (`bus::page::fingerprint` of `mcp_items`): a page's cursor
-    /// carries it.
+    /// Each tool of `decls` rendered once in every page format (MCP's compact JSON, and the
+    /// parts the others are put together from): `list_tools` and `list_tools_page` copy them.
+    pub items: Vec<Rendered>,
+    /// The catalog's fingerprint (`bus::page::fingerprint` of the tools' MCP texts): a page's
+    /// cursor carries it.
     pub fingerprint: u64,
     /// What the form tools were declared from: the forms' entries and the canisters. The next
     /// bus keeps a tool's declaration and rendering when both are the same (a form registered
@@ -173,10 +175,10 @@ pub fn pins_of(c: &crate::model::BusConfig) -> std::collections::BTreeSet<String
     pins
 }
 
-/// A form tool's declaration and MCP rendering kept from `prev` (a bus built over the same
+/// A form tool's declaration and renderings kept from `prev` (a bus built over the same
 /// canisters: `build_bus` checks that once) when its form's entry is the one `prev` was built
 /// from, so that its plan is the same.
-fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDecl, String)> {
+fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDecl, Rendered)> {
     let b = prev?;
     let same_form = match (b.entries.get(&p.form.id), cat.entries.get(&p.form.id)) {
         (Some(was), Some(is)) => Rc::ptr_eq(was, is),
@@ -191,16 +193,15 @@ fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDec
         .ok()?;
     let from_form =
         matches!(&b.decls[i].source, ToolSource::Form { form_id } if *form_id == p.form.id);
-    from_form.then(|| (b.decls[i].clone(), b.mcp_items[i].clone()))
+    from_form.then(|| (b.decls[i].clone(), b.items[i].clone()))
 }
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
-    use tool_host_core::bus::page::render_one;
     // A canister's change changes every declaration of its forms (their `canister_id`).
     let prev = prev.filter(|b| *b.canisters == *cat.canisters);
     // Each form's canister part, worked out on its first tool declared again.
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
-    let mut tools: Vec<(ToolDecl, String)> = cat
+    let mut tools: Vec<(ToolDecl, Rendered)> = cat
         .plans
         .plans
         .values()
@@ -210,14 +211,14 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                     tool_host_core::schema::FormCanisters::new(&p.form.id, &cat.canisters)
                 });
                 let d = tool_host_core::bus::decl_of_plan_for(p, part);
-                let t = render_one(&d, ToolFormat::Mcp);
+                let t = Rendered::new(&d);
                 (d, t)
             })
         })
         .collect();
     if cat.plans.has_commit() {
         let d = tool_host_core::bus::commit_decl();
-        let t = render_one(&d, ToolFormat::Mcp);
+        let t = Rendered::new(&d);
         tools.push((d, t));
     }
     let zone = c
@@ -231,12 +232,12 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         .collect();
     tools.extend(builtins.iter().map(|b| {
         let d = b.decl(&zone);
-        let t = render_one(&d, ToolFormat::Mcp);
+        let t = Rendered::new(&d);
         (d, t)
     }));
     tools.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     tools.dedup_by(|a, b| a.0.name == b.0.name);
-    let (decls, mcp_items): (Vec<ToolDecl>, Vec<String>) = tools.into_iter().unzip();
+    let (decls, items): (Vec<ToolDecl>, Vec<Rendered>) = tools.into_iter().unzip();
     let pinned = pins_of(c)
         .into_iter()
         .filter(|n| decls.iter().any(|d| &d.name == n))
@@ -248,14 +249,14 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
         .map(|p| p.name.clone())
         .collect();
-    let fingerprint = tool_host_core::bus::page::fingerprint(mcp_items.iter().map(String::as_str));
+    let fingerprint = tool_host_core::bus::page::fingerprint(items.iter().map(|t| t.mcp.as_str()));
     Bus {
         decls,
         pinned,
         builtins,
         zone,
         prepare_tools,
-        mcp_items,
+        items,
         fingerprint,
         entries: cat.entries.clone(),
         canisters: cat.canisters.clone(),
@@ -477,8 +478,8 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
 }
 
 /// The current catalog, built if stale (only what changed: see [`rebuild`]). In a query the
-/// rebuilt catalog is not kept (queries never commit), which is why updates and
-/// `post_upgrade` build it.
+/// rebuilt catalog is not kept (queries never commit), which is why updates build it, and
+/// after an upgrade a timer message of its own (`Runtime::build_catalog_soon`).
 pub fn current<M: Memory>(state: &mut State<M>) -> &Catalog {
     let revision = state.config.get().catalog_revision;
     let fresh = match state.catalog.take() {
@@ -522,7 +523,8 @@ pub(crate) fn targets_changed(cat: &mut Catalog) {
 }
 
 /// The bus over the current catalog and builtin settings, built if stale. As with
-/// [`current`], a query's build is not kept: updates and `post_upgrade` build it.
+/// [`current`], a query's build is not kept: updates and the timer message after an upgrade
+/// build it.
 pub fn bus<M: Memory>(state: &mut State<M>) -> Rc<Bus> {
     current(state);
     let settings = &state.config.get().bus;

@@ -176,9 +176,9 @@ fn local<R: Runtime>(rt: &R, r: &Request, _version: &str) -> Result<Answer, RpcE
 fn tools(bus: &crate::catalog::Bus) -> Vec<(&str, &str)> {
     bus.decls
         .iter()
-        .zip(&bus.mcp_items)
+        .zip(&bus.items)
         .filter(|(d, _)| !NOT_OVER_MCP.contains(&d.name.as_str()))
-        .map(|(d, t)| (d.name.as_str(), t.as_str()))
+        .map(|(d, t)| (d.name.as_str(), t.mcp.as_str()))
         .collect()
 }
 

@@ -145,7 +145,7 @@ fn fingerprint(c: &catalog::Catalog) -> String {
 fn bus_fingerprint(b: &catalog::Bus) -> String {
     format!(
         "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}\n{}",
-        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.mcp_items, b.fingerprint
+        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.items, b.fingerprint
     )
 }
 

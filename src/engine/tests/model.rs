@@ -264,6 +264,9 @@ impl Runtime for Sim {
     fn with_state<T>(&self, f: impl FnOnce(&mut State<Self::M>) -> T) -> T {
         f(&mut self.state.borrow_mut())
     }
+    /// As on the IC after an upgrade: nothing built yet, so the next operation that needs the
+    /// catalog builds it (the canister's timer message may come after it).
+    fn build_catalog_soon(&self) {}
     fn call(
         &self,
         canister: Principal,

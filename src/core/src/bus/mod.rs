@@ -4,6 +4,7 @@
 
 mod check;
 pub mod decl;
+pub mod kept;
 mod markdown;
 mod overlap;
 pub mod page;

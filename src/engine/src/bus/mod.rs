@@ -32,13 +32,13 @@ pub fn list_tools<R: Runtime>(rt: &R, format: Option<ToolFormat>) -> String {
     match format.unwrap_or(ToolFormat::Mcp) {
         ToolFormat::Mcp => {
             let mut out =
-                String::with_capacity(2 + bus.mcp_items.iter().map(|t| t.len() + 1).sum::<usize>());
+                String::with_capacity(2 + bus.items.iter().map(|t| t.mcp.len() + 1).sum::<usize>());
             out.push('[');
-            for (i, t) in bus.mcp_items.iter().enumerate() {
+            for (i, t) in bus.items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(t);
+                out.push_str(&t.mcp);
             }
             out.push(']');
             out
@@ -84,14 +84,15 @@ pub fn list_tools_page<R: Runtime>(rt: &R, args: ListToolsArgs) -> ApiResult<Too
             },
         };
     let format: tool_host_core::bus::ToolFormat = args.format.unwrap_or(ToolFormat::Mcp).into();
-    let kept = format == tool_host_core::bus::ToolFormat::Mcp;
+    let mcp = format == tool_host_core::bus::ToolFormat::Mcp;
     let p = page::page(
         &bus.decls,
         after.as_deref(),
         format,
         max_bytes,
-        |i, d| match (kept, bus.mcp_items.get(i)) {
-            (true, Some(t)) => Cow::Borrowed(t.as_str()),
+        |i, d| match (mcp, bus.items.get(i)) {
+            (true, Some(t)) => Cow::Borrowed(t.mcp.as_str()),
+            (false, Some(t)) => Cow::Owned(t.text(format)),
             _ => Cow::Owned(page::render_one(d, format)),
         },
     );

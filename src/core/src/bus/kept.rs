@@ -1,0 +1,228 @@
+//! A tool's page renderings kept with the catalog, so that a page in any format costs a copy of
+//! its bytes rather than a rendering (4–7 M instructions for a 24 KB page of OpenAI's strict
+//! schemas on the IC). Each JSON format is the same few members in sorted key order (serde_json's
+//! map), so its text is put together from parts serialized once: the input schema, OpenAI's
+//! strict form of it, the name and the description. The texts are byte for byte
+//! [`render_one`]'s (a test checks every format on every tool it is given).
+
+use super::decl::ToolDecl;
+use super::page::render_one;
+use super::render::ToolFormat;
+use serde_json::Value;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// MCP's text, the default format's (`list_tools` and the fingerprint use it).
+    pub mcp: String,
+    name: String,
+    description: String,
+    /// The input schema, compact.
+    schema: String,
+    /// The schema without its `$schema` member: Anthropic's and non-strict OpenAI's.
+    plain: Plain,
+    /// OpenAI's strict parameters, when the schema has a strict form.
+    strict: Option<String>,
+    markdown: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Plain {
+    /// No `$schema`: the schema's text.
+    Same,
+    /// `{` and the schema's text from here.
+    From(usize),
+    /// A `$schema` not first: its own text.
+    Own(String),
+}
+
+/// MCP's text with the schema's text put in rather than serialized again: the shape's other
+/// members serialized around a `null` schema (the member follows `description`, so it is the
+/// one `,"inputSchema":null` there: inside a string a quote is escaped).
+fn mcp_text(d: &ToolDecl, schema: &str) -> String {
+    let bare = ToolDecl {
+        name: d.name.clone(),
+        title: d.title.clone(),
+        description: d.description.clone(),
+        effect: d.effect,
+        input_schema: Value::Null,
+        output_schema: d.output_schema.clone(),
+        source: d.source.clone(),
+    };
+    let text = render_one(&bare, ToolFormat::Mcp);
+    const HOLE: &str = ",\"inputSchema\":null";
+    match text.find(HOLE) {
+        Some(at) => {
+            let mut out = String::with_capacity(text.len() + schema.len());
+            out.push_str(&text[..at + HOLE.len() - 4]);
+            out.push_str(schema);
+            out.push_str(&text[at + HOLE.len()..]);
+            out
+        }
+        None => render_one(d, ToolFormat::Mcp),
+    }
+}
+
+/// A string as JSON (a `str` always serializes).
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn quoted_value(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+impl Rendered {
+    pub fn new(d: &ToolDecl) -> Rendered {
+        let schema = serde_json::to_string(&d.input_schema).unwrap_or_default();
+        let plain = match d.input_schema.get("$schema") {
+            None => Plain::Same,
+            Some(dialect) => {
+                // `{"$schema":<dialect>` then `,` or `}`: the member is first when no key sorts
+                // before `$` (the usual case); otherwise the schema is serialized without it.
+                let lead = format!("{{\"$schema\":{}", quoted_value(dialect));
+                match schema.strip_prefix(&lead) {
+                    Some(rest) if rest.starts_with(',') => Plain::From(lead.len() + 1),
+                    Some("}") => Plain::From(lead.len()),
+                    _ => {
+                        let mut s = d.input_schema.clone();
+                        if let Some(m) = s.as_object_mut() {
+                            m.remove("$schema");
+                        }
+                        Plain::Own(serde_json::to_string(&s).unwrap_or_default())
+                    }
+                }
+            }
+        };
+        Rendered {
+            mcp: mcp_text(d, &schema),
+            name: quoted(&d.name),
+            description: quoted(&d.description),
+            plain,
+            strict: super::strict_schema(&d.input_schema)
+                .and_then(|s| serde_json::to_string(&s).ok()),
+            schema,
+            markdown: render_one(d, ToolFormat::Markdown),
+        }
+    }
+
+    /// The schema without `$schema`.
+    fn plain(&self, out: &mut String) {
+        match &self.plain {
+            Plain::From(at) => {
+                out.push('{');
+                out.push_str(&self.schema[*at..]);
+            }
+            Plain::Same => out.push_str(&self.schema),
+            Plain::Own(s) => out.push_str(s),
+        }
+    }
+
+    /// OpenAI's `"parameters":…,"strict":…` members.
+    fn openai(&self, out: &mut String) {
+        out.push_str(",\"parameters\":");
+        match &self.strict {
+            Some(s) => {
+                out.push_str(s);
+                out.push_str(",\"strict\":true");
+            }
+            None => {
+                self.plain(out);
+                out.push_str(",\"strict\":false");
+            }
+        }
+    }
+
+    /// The tool's text in `format`: [`render_one`]'s, byte for byte.
+    pub fn text(&self, format: ToolFormat) -> String {
+        let (name, description) = (&self.name, &self.description);
+        let mut out = String::with_capacity(self.schema.len() + description.len() + 96);
+        match format {
+            ToolFormat::Mcp => return self.mcp.clone(),
+            ToolFormat::Markdown => return self.markdown.clone(),
+            ToolFormat::OpenAi => {
+                out.push_str("{\"function\":{\"description\":");
+                out.push_str(description);
+                out.push_str(",\"name\":");
+                out.push_str(name);
+                self.openai(&mut out);
+                out.push_str("},\"type\":\"function\"}");
+            }
+            ToolFormat::OpenAiResponses => {
+                out.push_str("{\"description\":");
+                out.push_str(description);
+                out.push_str(",\"name\":");
+                out.push_str(name);
+                self.openai(&mut out);
+                out.push_str(",\"type\":\"function\"}");
+            }
+            ToolFormat::Anthropic => {
+                out.push_str("{\"description\":");
+                out.push_str(description);
+                out.push_str(",\"input_schema\":");
+                self.plain(&mut out);
+                out.push_str(",\"name\":");
+                out.push_str(name);
+                out.push('}');
+            }
+            ToolFormat::JsonSchema => {
+                out.push_str("{\"description\":");
+                out.push_str(description);
+                out.push_str(",\"name\":");
+                out.push_str(name);
+                out.push_str(",\"schema\":");
+                out.push_str(&self.schema);
+                out.push('}');
+            }
+        }
+        out
+    }
+}
+
+/// Every format, for tests that compare the kept texts with [`render_one`].
+pub const FORMATS: [ToolFormat; 6] = [
+    ToolFormat::Mcp,
+    ToolFormat::OpenAi,
+    ToolFormat::OpenAiResponses,
+    ToolFormat::Anthropic,
+    ToolFormat::JsonSchema,
+    ToolFormat::Markdown,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decl(schema: Value) -> ToolDecl {
+        ToolDecl {
+            name: "t\"x".into(),
+            title: "T".into(),
+            description: "Says \"hi\"\n\u{1F600} ,\"inputSchema\":null".into(),
+            effect: None,
+            input_schema: schema,
+            output_schema: None,
+            source: super::super::decl::ToolSource::Builtin,
+        }
+    }
+
+    #[test]
+    fn odd_schemas_give_render_ones_bytes() {
+        for s in [
+            json!({}),
+            json!({ "$schema": "x" }),
+            json!({ "$schema": "x\"y", "type": "object" }),
+            json!({ "type": "object", "properties": { "a": { "type": "string" } }, "required": ["a"], "additionalProperties": false }),
+            json!({ "$schema": 3, "type": "object" }),
+            json!({ "$schema": "x", "!first": 1, " ": { "$schema": "y" } }),
+            json!({ "$schema": "x", "#": 1 }),
+            json!(true),
+            json!({ "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": { "a": { "type": "string", "pattern": "^a$" } }, "required": ["a"], "additionalProperties": false }),
+        ] {
+            let d = decl(s.clone());
+            let r = Rendered::new(&d);
+            for f in FORMATS {
+                assert_eq!(r.text(f), render_one(&d, f), "{f:?} of {s}");
+            }
+        }
+    }
+}
