@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use tool_host_core::builtin::Builtin;
 use tool_host_core::bus::kept::Rendered;
+use tool_host_core::bus::DeclWords;
 use tool_host_core::bus::{render, ToolDecl, ToolFormat, ToolSource};
 use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::form::{parse_form, ref_sources};
@@ -128,7 +129,9 @@ pub struct Bus {
     pub prepare_tools: std::collections::BTreeSet<String>,
     /// Each tool of `decls` rendered once in every page format (MCP's compact JSON, and the
     /// parts the others are put together from): `list_tools` and `list_tools_page` copy them.
-    pub items: Vec<Rendered>,
+    pub items: Vec<Rc<Rendered>>,
+    /// Each tool's words as selection and the overlap review count them, split once.
+    pub words: Vec<Rc<DeclWords>>,
     /// The catalog's fingerprint (`bus::page::fingerprint` of the tools' MCP texts): a page's
     /// cursor carries it.
     pub fingerprint: u64,
@@ -178,7 +181,7 @@ pub fn pins_of(c: &crate::model::BusConfig) -> std::collections::BTreeSet<String
 /// A form tool's declaration and renderings kept from `prev` (a bus built over the same
 /// canisters: `build_bus` checks that once) when its form's entry is the one `prev` was built
 /// from, so that its plan is the same.
-fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDecl, Rendered)> {
+fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<Tool> {
     let b = prev?;
     let same_form = match (b.entries.get(&p.form.id), cat.entries.get(&p.form.id)) {
         (Some(was), Some(is)) => Rc::ptr_eq(was, is),
@@ -193,7 +196,16 @@ fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<(ToolDec
         .ok()?;
     let from_form =
         matches!(&b.decls[i].source, ToolSource::Form { form_id } if *form_id == p.form.id);
-    from_form.then(|| (b.decls[i].clone(), b.items[i].clone()))
+    from_form.then(|| (b.decls[i].clone(), b.items[i].clone(), b.words[i].clone()))
+}
+
+/// A tool as the bus holds it: its declaration, its texts and its words.
+type Tool = (ToolDecl, Rc<Rendered>, Rc<DeclWords>);
+
+fn tool(d: ToolDecl) -> Tool {
+    let t = Rc::new(Rendered::new(&d));
+    let w = Rc::new(DeclWords::of(&d));
+    (d, t, w)
 }
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
@@ -201,7 +213,7 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
     let prev = prev.filter(|b| *b.canisters == *cat.canisters);
     // Each form's canister part, worked out on its first tool declared again.
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
-    let mut tools: Vec<(ToolDecl, Rendered)> = cat
+    let mut tools: Vec<Tool> = cat
         .plans
         .plans
         .values()
@@ -210,16 +222,12 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                 let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
                     tool_host_core::schema::FormCanisters::new(&p.form.id, &cat.canisters)
                 });
-                let d = tool_host_core::bus::decl_of_plan_for(p, part);
-                let t = Rendered::new(&d);
-                (d, t)
+                tool(tool_host_core::bus::decl_of_plan_for(p, part))
             })
         })
         .collect();
     if cat.plans.has_commit() {
-        let d = tool_host_core::bus::commit_decl();
-        let t = Rendered::new(&d);
-        tools.push((d, t));
+        tools.push(tool(tool_host_core::bus::commit_decl()));
     }
     let zone = c
         .default_time_zone
@@ -230,14 +238,17 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         .iter()
         .filter_map(|n| Builtin::from_name(n))
         .collect();
-    tools.extend(builtins.iter().map(|b| {
-        let d = b.decl(&zone);
-        let t = Rendered::new(&d);
-        (d, t)
-    }));
+    tools.extend(builtins.iter().map(|b| tool(b.decl(&zone))));
     tools.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     tools.dedup_by(|a, b| a.0.name == b.0.name);
-    let (decls, items): (Vec<ToolDecl>, Vec<Rendered>) = tools.into_iter().unzip();
+    let mut decls = Vec::with_capacity(tools.len());
+    let mut items = Vec::with_capacity(tools.len());
+    let mut words = Vec::with_capacity(tools.len());
+    for (d, t, w) in tools {
+        decls.push(d);
+        items.push(t);
+        words.push(w);
+    }
     let pinned = pins_of(c)
         .into_iter()
         .filter(|n| decls.iter().any(|d| &d.name == n))
@@ -257,6 +268,7 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         zone,
         prepare_tools,
         items,
+        words,
         fingerprint,
         entries: cat.entries.clone(),
         canisters: cat.canisters.clone(),

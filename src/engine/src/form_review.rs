@@ -71,10 +71,15 @@ pub fn taken_names(cat: &Catalog, id: &str, decls: &[ToolDecl]) -> Vec<IssueView
 }
 
 /// The tools held now that a new version of form `id` does not replace: every other form's,
-/// `commit` and the enabled builtins.
-pub fn held_decls<'a>(held: &'a [ToolDecl], id: &str) -> Vec<&'a ToolDecl> {
-    held.iter()
-        .filter(|d| !matches!(&d.source, ToolSource::Form { form_id } if form_id == id))
+/// `commit` and the enabled builtins, each with its words as the bus keeps them.
+pub fn held_tools<'a>(
+    bus: &'a crate::catalog::Bus,
+    id: &str,
+) -> Vec<(&'a ToolDecl, &'a tool_host_core::bus::DeclWords)> {
+    bus.decls
+        .iter()
+        .zip(bus.words.iter().map(|w| &**w))
+        .filter(|(d, _)| !matches!(&d.source, ToolSource::Form { form_id } if form_id == id))
         .collect()
 }
 

@@ -67,10 +67,12 @@ pub fn register_form<R: Runtime>(
             })
             .collect(),
     })?;
+    rt.mark("register_form: parsed");
     let form = Arc::new(form);
     // Planned once: the answer's tools and the catalog's entry for it.
     let entry = catalog::FormEntry::new(args.id.clone(), form.clone());
     let mut info = form_info(&entry, args.json.len(), rt.now());
+    rt.mark("register_form: planned");
     let mut warnings = vec![];
     rt.with_state(|s| {
         if !s.forms.contains_key(&args.id) && s.forms.len() >= limits.max_forms as u64 {
@@ -83,7 +85,8 @@ pub fn register_form<R: Runtime>(
         if !used.is_empty() {
             return Err(in_use(format!("form '{}'", args.id), &used));
         }
-        warnings = review_form(s, &args.id, &form)?;
+        warnings = review_form(rt, s, &args.id, &form)?;
+        rt.mark("register_form: reviewed");
         let broken_before = broken_uses(s);
         let before = s.forms.insert(
             args.id.clone(),
@@ -94,6 +97,7 @@ pub fn register_form<R: Runtime>(
             },
         );
         s.form_changed(&args.id, Some(entry));
+        rt.mark("register_form: stored");
         if let Err(e) = check_uses(s, &broken_before) {
             // Put back what was there: nothing changes.
             match before {
@@ -104,6 +108,7 @@ pub fn register_form<R: Runtime>(
             catalog::bus(s);
             return Err(e);
         }
+        rt.mark("register_form: uses checked");
         Ok(())
     })?;
     info.warnings = warnings;
@@ -114,16 +119,20 @@ pub fn register_form<R: Runtime>(
 /// per tool and check, `param` the tool) for a declaration a provider would refuse or a tool
 /// name another form's tool has, for the canisters the form applies to now; else the overlaps
 /// with each other and with every tool held (other forms', `commit`, the enabled builtins).
-fn review_form<M: ic_stable_structures::Memory>(
-    s: &mut crate::state::State<M>,
+fn review_form<R: Runtime>(
+    rt: &R,
+    s: &mut crate::state::State<R::M>,
     id: &str,
     form: &Arc<tool_host_core::form::Form>,
 ) -> ApiResult<Vec<OverlapView>> {
     let held = catalog::bus(s);
+    rt.mark("register_form: held tools");
     let cat = catalog::current(s);
     let decls = form_review::form_decls(id, form, &cat.canisters);
+    rt.mark("register_form: declared");
     let mut issues = form_review::taken_names(cat, id, &decls);
-    let review = bus::review(&decls, &form_review::held_decls(&held.decls, id));
+    let review = bus::review_with(&decls, &form_review::held_tools(&held, id));
+    rt.mark("register_form: review done");
     issues.extend(form_review::issue_views(review.issues));
     if !issues.is_empty() {
         return Err(form_review::refusal(issues));

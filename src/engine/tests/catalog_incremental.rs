@@ -144,8 +144,8 @@ fn fingerprint(c: &catalog::Catalog) -> String {
 
 fn bus_fingerprint(b: &catalog::Bus) -> String {
     format!(
-        "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}\n{}",
-        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.items, b.fingerprint
+        "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}\n{:?}\n{}",
+        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.items, b.words, b.fingerprint
     )
 }
 

@@ -34,15 +34,25 @@ pub(super) fn warnings(decls: &[ToolDecl]) -> Vec<Overlap> {
 /// sorted, pairs in name order. Pairs of two held tools are not looked at. Each description
 /// is split into words once (a registration compares its tools with every tool held).
 pub(super) fn warnings_against(new: &[ToolDecl], held: &[&ToolDecl]) -> Vec<Overlap> {
+    let held_words: Vec<BTreeSet<String>> = held.iter().map(|d| words(&d.description)).collect();
+    let held: Vec<(&ToolDecl, &BTreeSet<String>)> =
+        held.iter().copied().zip(held_words.iter()).collect();
+    warnings_against_with(new, &held)
+}
+
+/// [`warnings_against`] with each held tool's description words already split.
+pub(super) fn warnings_against_with(
+    new: &[ToolDecl],
+    held: &[(&ToolDecl, &BTreeSet<String>)],
+) -> Vec<Overlap> {
     let mut sorted: Vec<&ToolDecl> = new.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     sorted.dedup_by(|a, b| a.name == b.name);
     let new_words: Vec<BTreeSet<String>> = sorted.iter().map(|d| words(&d.description)).collect();
-    let held_words: Vec<BTreeSet<String>> = held.iter().map(|d| words(&d.description)).collect();
     let mut out = vec![];
     for (i, (a, aw)) in sorted.iter().zip(&new_words).enumerate() {
-        let later = sorted[i + 1..].iter().zip(&new_words[i + 1..]);
-        for (b, bw) in later.chain(held.iter().zip(&held_words)) {
+        let later = sorted[i + 1..].iter().copied().zip(&new_words[i + 1..]);
+        for (b, bw) in later.chain(held.iter().copied()) {
             if b.name == a.name {
                 continue;
             }

@@ -3,7 +3,8 @@
 //! registration), and the pairs a model could not tell apart (warnings, never refusals).
 
 use super::decl::{check_decl, DeclIssue, Overlap, ToolDecl};
-use super::overlap::warnings_against;
+use super::overlap::warnings_against_with;
+use super::words::{words, DeclWords};
 
 /// The issues of the new tools, and the overlaps each new tool has with another new one or
 /// with a tool already held.
@@ -17,18 +18,31 @@ pub struct Review {
 /// tool with a new tool's name is the one being replaced, so it is not compared. The held
 /// tools are not checked: what is held was checked when it came (or is reported apart).
 pub fn review(new: &[ToolDecl], held: &[&ToolDecl]) -> Review {
+    let words: Vec<DeclWords> = held
+        .iter()
+        .map(|d| DeclWords {
+            description: words(&d.description),
+            ..Default::default()
+        })
+        .collect();
+    let held: Vec<(&ToolDecl, &DeclWords)> = held.iter().copied().zip(words.iter()).collect();
+    review_with(new, &held)
+}
+
+/// [`review`] with each held tool's words already split (the catalog keeps them).
+pub fn review_with(new: &[ToolDecl], held: &[(&ToolDecl, &DeclWords)]) -> Review {
     let issues = new
         .iter()
         .filter_map(|d| check_decl(d).err())
         .flatten()
         .collect();
-    let held: Vec<&ToolDecl> = held
+    let held: Vec<(&ToolDecl, &std::collections::BTreeSet<String>)> = held
         .iter()
-        .copied()
-        .filter(|h| !new.iter().any(|n| n.name == h.name))
+        .filter(|(h, _)| !new.iter().any(|n| n.name == h.name))
+        .map(|(h, w)| (*h, &w.description))
         .collect();
     Review {
         issues,
-        overlaps: warnings_against(new, &held),
+        overlaps: warnings_against_with(new, &held),
     }
 }

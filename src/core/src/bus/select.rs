@@ -9,7 +9,7 @@
 //! and usage only breaks ties between tools that match alike.
 
 use super::decl::ToolDecl;
-use super::words::words;
+use super::words::{words, DeclWords};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A query word found in the tool's name.
@@ -36,21 +36,15 @@ pub type Usage = BTreeMap<String, u64>;
 
 /// The documented score of one tool for a query (higher is better).
 pub fn score(query: &str, decl: &ToolDecl, calls: u64) -> u64 {
-    keyword_points(&words(query), decl) * KEYWORD_UNIT + usage_term(calls)
+    keyword_points(&words(query), &DeclWords::of(decl)) * KEYWORD_UNIT + usage_term(calls)
 }
 
-fn keyword_points(query: &BTreeSet<String>, decl: &ToolDecl) -> u64 {
-    let inputs: String = decl
-        .input_schema
-        .get("properties")
-        .and_then(|p| p.as_object())
-        .map(|p| p.keys().cloned().collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
+fn keyword_points(query: &BTreeSet<String>, w: &DeclWords) -> u64 {
     let fields = [
-        (words(&decl.name), NAME_WEIGHT),
-        (words(&decl.title), TITLE_WEIGHT),
-        (words(&inputs), INPUT_WEIGHT),
-        (words(&decl.description), DESCRIPTION_WEIGHT),
+        (&w.name, NAME_WEIGHT),
+        (&w.title, TITLE_WEIGHT),
+        (&w.inputs, INPUT_WEIGHT),
+        (&w.description, DESCRIPTION_WEIGHT),
     ];
     query
         .iter()
@@ -75,6 +69,20 @@ pub fn select<'a>(
     pinned: &BTreeSet<String>,
     usage: &Usage,
 ) -> Vec<&'a ToolDecl> {
+    let kept: Vec<DeclWords> = decls.iter().map(DeclWords::of).collect();
+    select_with(decls, &kept, query, limit, pinned, usage)
+}
+
+/// [`select`] with each tool's words already split (`kept[i]` is `decls[i]`'s).
+pub fn select_with<'a, W: std::borrow::Borrow<DeclWords>>(
+    decls: &'a [ToolDecl],
+    kept: &[W],
+    query: &str,
+    limit: usize,
+    pinned: &BTreeSet<String>,
+    usage: &Usage,
+) -> Vec<&'a ToolDecl> {
+    debug_assert_eq!(decls.len(), kept.len(), "one entry of words per tool");
     let query = words(query);
     let mut chosen: Vec<&ToolDecl> = decls.iter().filter(|d| pinned.contains(&d.name)).collect();
     chosen.sort_by(|a, b| a.name.cmp(&b.name));
@@ -82,13 +90,15 @@ pub fn select<'a>(
     let room = limit.saturating_sub(chosen.len());
     let mut rest: Vec<(u64, &ToolDecl)> = decls
         .iter()
-        .filter(|d| !pinned.contains(&d.name))
-        .map(|d| {
+        .enumerate()
+        .filter(|(_, d)| !pinned.contains(&d.name))
+        .map(|(i, d)| {
             let calls = usage.get(&d.name).copied().unwrap_or(0);
-            (
-                keyword_points(&query, d) * KEYWORD_UNIT + usage_term(calls),
-                d,
-            )
+            let points = match kept.get(i) {
+                Some(w) => keyword_points(&query, w.borrow()),
+                None => keyword_points(&query, &DeclWords::of(d)),
+            };
+            (points * KEYWORD_UNIT + usage_term(calls), d)
         })
         .collect();
     rest.sort_by(|(sa, a), (sb, b)| sb.cmp(sa).then_with(|| a.name.cmp(&b.name)));

@@ -30,3 +30,31 @@ fn singular(w: String) -> String {
         w
     }
 }
+
+/// A tool's words as selection and the overlap check count them (name, title, input names,
+/// description), split once: the catalog keeps them with the tool, so that choosing tools for a
+/// request or reviewing a form against every tool held tokenizes only what is new.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeclWords {
+    pub name: BTreeSet<String>,
+    pub title: BTreeSet<String>,
+    pub inputs: BTreeSet<String>,
+    pub description: BTreeSet<String>,
+}
+
+impl DeclWords {
+    pub fn of(d: &super::ToolDecl) -> DeclWords {
+        let inputs: String = d
+            .input_schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map(|p| p.keys().cloned().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        DeclWords {
+            name: words(&d.name),
+            title: words(&d.title),
+            inputs: words(&inputs),
+            description: words(&d.description),
+        }
+    }
+}

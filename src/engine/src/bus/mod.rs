@@ -15,7 +15,7 @@ use crate::errors::*;
 use crate::runtime::Runtime;
 use crate::types::*;
 use candid::Principal;
-use tool_host_core::bus::{select, ToolDecl, ToolSource, Usage, DEFAULT_LIMIT, MAX_LIMIT};
+use tool_host_core::bus::{select_with, ToolDecl, ToolSource, Usage, DEFAULT_LIMIT, MAX_LIMIT};
 use tool_host_core::plan::COMMIT_TOOL;
 
 /// Bytes of a selection's query (`select_tools`, `begin_turn`).
@@ -156,7 +156,7 @@ pub fn check_query(query: &str) -> ApiResult<()> {
 /// is full, `commit` takes the place of its last tool that is neither pinned nor the only
 /// prepare tool; if there is none, the set stays as selected.
 pub fn offer<'a>(bus: &'a Bus, query: &str, limit: usize, usage: &Usage) -> Vec<&'a ToolDecl> {
-    let mut set = select(&bus.decls, query, limit, &bus.pinned, usage);
+    let mut set = select_with(&bus.decls, &bus.words, query, limit, &bus.pinned, usage);
     let is_prepare = |d: &ToolDecl| bus.prepare_tools.contains(&d.name);
     let has_commit = set.iter().any(|d| d.name == COMMIT_TOOL);
     let commit = bus.decl(COMMIT_TOOL);
