@@ -117,8 +117,9 @@ impl FormEntry {
 
 /// Every tool in one place, declared once: what `list_tools`, selection and turns read.
 pub struct Bus {
-    /// Form tools, `commit` and the enabled builtins, by name.
-    pub decls: Vec<ToolDecl>,
+    /// Form tools, `commit` and the enabled builtins, by name (shared: a rebuild keeps an
+    /// unchanged tool without copying its schema).
+    pub decls: Vec<Rc<ToolDecl>>,
     /// The pins in force that name a tool here (the admin's and the default ones).
     pub pinned: std::collections::BTreeSet<String>,
     /// The builtins an admin enabled.
@@ -147,7 +148,7 @@ impl Bus {
         self.decls
             .binary_search_by(|d| d.name.as_str().cmp(name))
             .ok()
-            .map(|i| &self.decls[i])
+            .map(|i| &*self.decls[i])
     }
 
     pub fn names(&self) -> Vec<&str> {
@@ -200,12 +201,12 @@ fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<Tool> {
 }
 
 /// A tool as the bus holds it: its declaration, its texts and its words.
-type Tool = (ToolDecl, Rc<Rendered>, Rc<DeclWords>);
+type Tool = (Rc<ToolDecl>, Rc<Rendered>, Rc<DeclWords>);
 
 fn tool(d: ToolDecl) -> Tool {
     let t = Rc::new(Rendered::new(&d));
     let w = Rc::new(DeclWords::of(&d));
-    (d, t, w)
+    (Rc::new(d), t, w)
 }
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {

@@ -78,6 +78,7 @@ pub fn held_tools<'a>(
 ) -> Vec<(&'a ToolDecl, &'a tool_host_core::bus::DeclWords)> {
     bus.decls
         .iter()
+        .map(|d| &**d)
         .zip(bus.words.iter().map(|w| &**w))
         .filter(|(d, _)| !matches!(&d.source, ToolSource::Form { form_id } if form_id == id))
         .collect()

@@ -54,23 +54,25 @@ pub struct Page {
 /// (an empty list) the page is the format's envelope alone (`[]`, the Markdown header), which
 /// no bound of [`MIN_PAGE_BYTES`] or more is below. `item` gives a tool's rendering
 /// (`render_one`, or one kept from an earlier rendering).
-pub fn page<'a, F>(
-    decls: &'a [ToolDecl],
+pub fn page<'a, D, F>(
+    decls: &'a [D],
     after: Option<&str>,
     format: ToolFormat,
     max_bytes: usize,
     mut item: F,
 ) -> Page
 where
+    D: std::borrow::Borrow<ToolDecl>,
     F: FnMut(usize, &'a ToolDecl) -> Cow<'a, str>,
 {
     let start = match after {
-        Some(a) => decls.partition_point(|d| d.name.as_str() <= a),
+        Some(a) => decls.partition_point(|d| d.borrow().name.as_str() <= a),
         None => 0,
     };
     let (mut text, sep, end) = frame(format);
     let mut count = 0;
     for (i, d) in decls.iter().enumerate().skip(start) {
+        let d: &'a ToolDecl = d.borrow();
         let t = item(i, d);
         let grown = text.len() + if count > 0 { sep.len() } else { 0 } + t.len() + end.len();
         if count > 0 && grown > max_bytes {
@@ -83,8 +85,8 @@ where
         count += 1;
     }
     text.push_str(end);
-    let next_after =
-        (count > 0 && start + count < decls.len()).then(|| decls[start + count - 1].name.clone());
+    let next_after = (count > 0 && start + count < decls.len())
+        .then(|| decls[start + count - 1].borrow().name.clone());
     Page {
         text,
         count,

@@ -74,8 +74,8 @@ pub fn select<'a>(
 }
 
 /// [`select`] with each tool's words already split (`kept[i]` is `decls[i]`'s).
-pub fn select_with<'a, W: std::borrow::Borrow<DeclWords>>(
-    decls: &'a [ToolDecl],
+pub fn select_with<'a, D: std::borrow::Borrow<ToolDecl>, W: std::borrow::Borrow<DeclWords>>(
+    decls: &'a [D],
     kept: &[W],
     query: &str,
     limit: usize,
@@ -84,12 +84,18 @@ pub fn select_with<'a, W: std::borrow::Borrow<DeclWords>>(
 ) -> Vec<&'a ToolDecl> {
     debug_assert_eq!(decls.len(), kept.len(), "one entry of words per tool");
     let query = words(query);
-    let mut chosen: Vec<&ToolDecl> = decls.iter().filter(|d| pinned.contains(&d.name)).collect();
+    let decls: Vec<&'a ToolDecl> = decls.iter().map(|d| d.borrow()).collect();
+    let mut chosen: Vec<&ToolDecl> = decls
+        .iter()
+        .copied()
+        .filter(|d| pinned.contains(&d.name))
+        .collect();
     chosen.sort_by(|a, b| a.name.cmp(&b.name));
     chosen.dedup_by(|a, b| a.name == b.name);
     let room = limit.saturating_sub(chosen.len());
     let mut rest: Vec<(u64, &ToolDecl)> = decls
         .iter()
+        .copied()
         .enumerate()
         .filter(|(_, d)| !pinned.contains(&d.name))
         .map(|(i, d)| {
@@ -108,11 +114,11 @@ pub fn select_with<'a, W: std::borrow::Borrow<DeclWords>>(
 }
 
 /// The names a caller expects that the bus lacks, in the caller's order, without repeats.
-pub fn missing(decls: &[ToolDecl], names: &[String]) -> Vec<String> {
+pub fn missing<D: std::borrow::Borrow<ToolDecl>>(decls: &[D], names: &[String]) -> Vec<String> {
     let mut seen = BTreeSet::new();
     names
         .iter()
-        .filter(|n| !decls.iter().any(|d| &d.name == *n))
+        .filter(|n| !decls.iter().any(|d| &d.borrow().name == *n))
         .filter(|n| seen.insert(n.as_str()))
         .cloned()
         .collect()

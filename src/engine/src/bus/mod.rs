@@ -44,7 +44,7 @@ pub fn list_tools<R: Runtime>(rt: &R, format: Option<ToolFormat>) -> String {
             out
         }
         f => {
-            let all: Vec<&ToolDecl> = bus.decls.iter().collect();
+            let all: Vec<&ToolDecl> = bus.decls.iter().map(|d| &**d).collect();
             bus.render(&all, f.into())
         }
     }
