@@ -50,14 +50,6 @@ pub trait Versioned: Sized {
     /// Dispatches on the version byte; a version this code does not know (one written by a
     /// later release, say, before a downgrade) is an error naming it.
     fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let (version, body) = Self::version(bytes)?;
-        Self::decode_version(version, body)
-    }
-
-    /// The version byte, when it is one this code reads, and the body after it: what an upgrade
-    /// checks of records it does not read whole (a body that does not fit a known version is not
-    /// a downgrade, and is reported where the record is read).
-    fn version(bytes: &[u8]) -> Result<(u8, &[u8]), DecodeError> {
         let (version, body) = bytes.split_first().ok_or(DecodeError {
             what: Self::WHAT,
             reason: "the record is empty (no version byte)".into(),
@@ -71,7 +63,7 @@ pub trait Versioned: Sized {
                 ),
             });
         }
-        Ok((*version, body))
+        Self::decode_version(*version, body)
     }
 }
 

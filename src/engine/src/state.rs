@@ -98,23 +98,6 @@ where
     Ok(read)
 }
 
-/// Every record's version byte through [`Versioned::version`] (not the bodies): what an upgrade
-/// checks of the forms and targets, whose bodies are large (a form is up to its size limit, a
-/// target names its forms), so that an upgrade costs the same whatever they hold.
-fn each_version<K, T, M>(map: StableBTreeMap<K, RawRecord, VM<M>>) -> Result<usize, DecodeError>
-where
-    K: ic_stable_structures::Storable + Ord + Clone + std::fmt::Debug,
-    T: Versioned,
-    M: Memory,
-{
-    let mut read = 0;
-    for e in map.iter() {
-        T::version(&e.value().0).map_err(|err| with_key(err, e.key()))?;
-        read += 1;
-    }
-    Ok(read)
-}
-
 fn with_key(e: DecodeError, key: &impl std::fmt::Debug) -> DecodeError {
     DecodeError {
         reason: format!("key {key:?}: {}", e.reason),
@@ -252,14 +235,13 @@ impl<M: Memory> State<M> {
     }
 
     /// Reads, without trapping, what an upgrade must be able to read before it goes ahead: the
-    /// config, every form's and target's version byte, every send in flight, and the newest
-    /// intent (written by the newest code, so a downgrade shows there). Never a scan of all
-    /// intents nor a parse of every form: the upgrade's instructions stay flat (the forms' and
-    /// targets' bodies are read whole by [`State::check_records`]).
+    /// config, every form, every target, every send in flight, and the newest intent (written
+    /// by the newest code, so a downgrade shows there). Bounded by the limits on forms and
+    /// canisters, never a scan of all intents: the upgrade's instructions stay flat.
     pub fn check_layout(&self) -> Result<(), DecodeError> {
         Config::decode(&self.raw_cell(memory::CONFIG))?;
-        each_version::<String, StoredForm, M>(self.raw_map(memory::FORMS))?;
-        each_version::<Principal, Target, M>(self.raw_map(memory::TARGETS))?;
+        each_record::<String, StoredForm, M>(self.raw_map(memory::FORMS))?;
+        each_record::<Principal, Target, M>(self.raw_map(memory::TARGETS))?;
         each_record::<u64, InFlight, M>(self.raw_map(memory::IN_FLIGHT))?;
         let intents: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::INTENTS);
         self.intents
@@ -276,8 +258,6 @@ impl<M: Memory> State<M> {
     /// that does not fit its version is reported, with its key, instead of trapping.
     pub fn check_records(&self) -> Result<(), DecodeError> {
         self.check_layout()?;
-        each_record::<String, StoredForm, M>(self.raw_map(memory::FORMS))?;
-        each_record::<Principal, Target, M>(self.raw_map(memory::TARGETS))?;
         each_record::<u64, StoredIntent, M>(self.raw_map(memory::INTENTS))?;
         each_record::<u64, crate::bus::records::Turn, M>(self.raw_map(memory::TURNS))?;
         each_record::<(Principal, u64), crate::bus::records::InboxEntry, M>(

@@ -637,37 +637,56 @@ fn an_unknown_version_in_memory_is_reported_by_the_checks() {
     assert!(e.starts_with("stored intent: key 9: version 5"), "{e}");
 }
 
-/// An upgrade checks every form's and target's version byte, not its body: an unknown version
-/// is refused with its key; a known version whose body does not read is left to the check that
-/// reads every record (it is no downgrade, and parsing every form would make an upgrade's cost
-/// grow with them).
+/// An upgrade reads every form and target whole, not only their version bytes: a body that does
+/// not fit its known version (a downgrade past a release that grew the record without a new
+/// version, say) refuses the upgrade with its key, so the old code keeps running; passed, every
+/// read of the catalog afterwards (the timer building it, every update and query needing it,
+/// the refs refresh after its awaits) would trap. Checking version bytes alone fails this.
 #[test]
-fn an_upgrade_checks_the_forms_and_targets_versions() {
+fn an_upgrade_reads_every_form_and_target_whole() {
     use ic_stable_structures::memory_manager::MemoryManager;
     use ic_stable_structures::{StableBTreeMap, VectorMemory};
     use tool_host_engine::memory;
+    use tool_host_engine::model::{StoredForm, Target, Versioned};
     use tool_host_engine::state::State;
-    let put_form = |mem: &VectorMemory, bytes: Vec<u8>| {
+    // A known form version with a body that does not read.
+    let mem = VectorMemory::default();
+    drop(State::init(mem.clone()));
+    {
         let mm = MemoryManager::init(mem.clone());
         let mut raw: StableBTreeMap<String, Vec<u8>, _> =
             StableBTreeMap::init(mm.get(memory::FORMS));
-        raw.insert("f".to_string(), bytes);
-    };
-    let mem = VectorMemory::default();
-    drop(State::init(mem.clone()));
-    put_form(&mem, vec![200, 1, 2]);
-    let e = State::init(mem.clone()).check_layout().unwrap_err();
-    assert!(
-        e.reason
-            .starts_with("key \"f\": version 200 is not one this code reads"),
-        "{e}"
-    );
-    let mem = VectorMemory::default();
-    drop(State::init(mem.clone()));
-    let known = tool_host_engine::model::StoredForm::READS[0];
-    put_form(&mem, vec![known, 0xff, 0xfe]);
-    let s = State::init(mem);
-    s.check_layout().expect("a known version: no downgrade");
-    let e = s.check_records().unwrap_err();
+        raw.insert("f".to_string(), vec![StoredForm::READS[0], 0xff, 0xfe]);
+    }
+    let e = State::init(mem).check_layout().unwrap_err();
+    assert_eq!(e.what, StoredForm::WHAT);
     assert!(e.reason.starts_with("key \"f\""), "{e}");
+    // A target of the newest version with one byte more than its layout.
+    let mem = VectorMemory::default();
+    let mut s = State::init(mem.clone());
+    let target = Target {
+        label: Some("ledger".into()),
+        forms: vec!["icrc1".into()],
+        refs_json: "{}".into(),
+        refs_updated_at: None,
+        refs_error: None,
+        icrc3: false,
+        registered_at: 1,
+        owner: None,
+    };
+    let id = candid::Principal::from_slice(&[7; 10]);
+    s.targets.insert(id, target);
+    s.check_layout().expect("as written");
+    drop(s);
+    {
+        let mm = MemoryManager::init(mem.clone());
+        let mut raw: StableBTreeMap<candid::Principal, Vec<u8>, _> =
+            StableBTreeMap::init(mm.get(memory::TARGETS));
+        let mut bytes = raw.get(&id).unwrap();
+        bytes.push(0);
+        raw.insert(id, bytes);
+    }
+    let e = State::init(mem).check_layout().unwrap_err();
+    assert_eq!(e.what, Target::WHAT);
+    assert!(e.reason.contains("unread"), "{e}");
 }
