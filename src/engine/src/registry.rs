@@ -109,6 +109,10 @@ pub fn register_form<R: Runtime>(
             return Err(e);
         }
         rt.mark("register_form: uses checked");
+        // Built here, as every other change does, so queries until the next update copy it
+        // rather than build one each and drop it.
+        catalog::bus(s);
+        rt.mark("register_form: bus built");
         Ok(())
     })?;
     info.warnings = warnings;

@@ -318,6 +318,10 @@ fn registering_a_form_keeps_the_other_forms_entries() {
     )
     .unwrap();
     let mut s = w.state.borrow_mut();
+    // The bus is built by the registration (an update), not left to each query to build and drop.
+    let built = s.catalog.as_ref().and_then(|c| c.bus.clone());
+    let built = built.expect("the registration built the bus");
+    assert!(built.decl("xa_balance_of").is_some());
     let cat = catalog::current(&mut s);
     assert!(cat.plans.plans.contains_key("xa_balance_of"));
     for e in &before {
