@@ -609,22 +609,30 @@ mod buckets {
     }
 }
 
+/// Writes `bytes` as the record under `key` in the structure `id`, past the typed maps (as
+/// another release, or a corruption, would have written it).
+fn put_raw<K: ic_stable_structures::Storable + Ord + Clone>(
+    mem: &ic_stable_structures::VectorMemory,
+    id: ic_stable_structures::memory_manager::MemoryId,
+    key: K,
+    bytes: Vec<u8>,
+) {
+    let mm = ic_stable_structures::memory_manager::MemoryManager::init(mem.clone());
+    let mut raw: ic_stable_structures::StableBTreeMap<K, Vec<u8>, _> =
+        ic_stable_structures::StableBTreeMap::init(mm.get(id));
+    raw.insert(key, bytes);
+}
+
 /// A record of a version this code does not know (a downgrade) is reported by the checks that
 /// can report, with its key, and never read as something else.
 #[test]
 fn an_unknown_version_in_memory_is_reported_by_the_checks() {
-    use ic_stable_structures::memory_manager::MemoryManager;
-    use ic_stable_structures::{StableBTreeMap, VectorMemory};
+    use ic_stable_structures::VectorMemory;
     use tool_host_engine::memory;
     use tool_host_engine::state::State;
     let mem = VectorMemory::default();
     drop(State::init(mem.clone()));
-    {
-        let mm = MemoryManager::init(mem.clone());
-        let mut raw: StableBTreeMap<u64, Vec<u8>, _> =
-            StableBTreeMap::init(mm.get(memory::INTENTS));
-        raw.insert(9, vec![5, 1, 2]);
-    }
+    put_raw(&mem, memory::INTENTS, 9u64, vec![5, 1, 2]);
     let s = State::init(mem);
     let e = s.check_layout().unwrap_err();
     assert_eq!(e.what, "intent");
@@ -652,12 +660,8 @@ fn an_upgrade_reads_every_form_and_target_whole() {
     // A known form version with a body that does not read.
     let mem = VectorMemory::default();
     drop(State::init(mem.clone()));
-    {
-        let mm = MemoryManager::init(mem.clone());
-        let mut raw: StableBTreeMap<String, Vec<u8>, _> =
-            StableBTreeMap::init(mm.get(memory::FORMS));
-        raw.insert("f".to_string(), vec![StoredForm::READS[0], 0xff, 0xfe]);
-    }
+    let bad = vec![StoredForm::READS[0], 0xff, 0xfe];
+    put_raw(&mem, memory::FORMS, "f".to_string(), bad);
     let e = State::init(mem).check_layout().unwrap_err();
     assert_eq!(e.what, StoredForm::WHAT);
     assert!(e.reason.starts_with("key \"f\""), "{e}");
@@ -678,14 +682,14 @@ fn an_upgrade_reads_every_form_and_target_whole() {
     s.targets.insert(id, target);
     s.check_layout().expect("as written");
     drop(s);
-    {
+    let mut bytes = {
         let mm = MemoryManager::init(mem.clone());
-        let mut raw: StableBTreeMap<candid::Principal, Vec<u8>, _> =
+        let raw: StableBTreeMap<candid::Principal, Vec<u8>, _> =
             StableBTreeMap::init(mm.get(memory::TARGETS));
-        let mut bytes = raw.get(&id).unwrap();
-        bytes.push(0);
-        raw.insert(id, bytes);
-    }
+        raw.get(&id).unwrap()
+    };
+    bytes.push(0);
+    put_raw(&mem, memory::TARGETS, id, bytes);
     let e = State::init(mem).check_layout().unwrap_err();
     assert_eq!(e.what, Target::WHAT);
     assert!(e.reason.contains("unread"), "{e}");

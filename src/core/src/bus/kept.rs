@@ -62,24 +62,20 @@ fn mcp_text(d: &ToolDecl, schema: &str) -> String {
     }
 }
 
-/// A string as JSON (a `str` always serializes).
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
-}
-
-fn quoted_value(v: &Value) -> String {
+/// Compact JSON text (a `str` or a `Value` always serializes).
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
 impl Rendered {
     pub fn new(d: &ToolDecl) -> Rendered {
-        let schema = serde_json::to_string(&d.input_schema).unwrap_or_default();
+        let schema = json(&d.input_schema);
         let plain = match d.input_schema.get("$schema") {
             None => Plain::Same,
             Some(dialect) => {
                 // `{"$schema":<dialect>` then `,` or `}`: the member is first when no key sorts
                 // before `$` (the usual case); otherwise the schema is serialized without it.
-                let lead = format!("{{\"$schema\":{}", quoted_value(dialect));
+                let lead = format!("{{\"$schema\":{}", json(dialect));
                 match schema.strip_prefix(&lead) {
                     Some(rest) if rest.starts_with(',') => Plain::From(lead.len() + 1),
                     Some("}") => Plain::From(lead.len()),
@@ -88,18 +84,17 @@ impl Rendered {
                         if let Some(m) = s.as_object_mut() {
                             m.remove("$schema");
                         }
-                        Plain::Own(serde_json::to_string(&s).unwrap_or_default())
+                        Plain::Own(json(&s))
                     }
                 }
             }
         };
         Rendered {
             mcp: mcp_text(d, &schema),
-            name: quoted(&d.name),
-            description: quoted(&d.description),
+            name: json(&d.name),
+            description: json(&d.description),
             plain,
-            strict: super::strict_schema(&d.input_schema)
-                .and_then(|s| serde_json::to_string(&s).ok()),
+            strict: super::strict_schema(&d.input_schema).map(|s| json(&s)),
             schema,
             markdown: render_one(d, ToolFormat::Markdown),
         }

@@ -51,8 +51,8 @@ pub fn list_tools<R: Runtime>(rt: &R, format: Option<ToolFormat>) -> String {
 }
 
 /// `list_tools_page`: the tools after the cursor, whole, as many as fit the page's bound, for
-/// anyone. MCP pages copy the renderings kept with the catalog; the other formats render only
-/// the page's tools.
+/// anyone. Every format's page copies the tools' texts kept with the catalog
+/// (`bus::kept::Rendered`).
 pub fn list_tools_page<R: Runtime>(rt: &R, args: ListToolsArgs) -> ApiResult<ToolsPage> {
     use std::borrow::Cow;
     use tool_host_core::bus::page::{self, CursorError, MAX_PAGE_BYTES, MIN_PAGE_BYTES};
