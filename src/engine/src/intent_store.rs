@@ -318,19 +318,23 @@ fn name(who: u64) -> String {
 pub struct IntentStore<M: Memory> {
     heads: StableBTreeMap<u64, StoredIntent, M>,
     bodies: BodySlab<M>,
-    /// The bodies last got or written (at most [`RECENT`]), with where they are: a write of
-    /// the same intent with the same body keeps its chunks without reading or encoding
-    /// anything. It is right because every write and free of these memories goes through this
-    /// store (the state opens one); heap only (empty after an upgrade; rolled back with the
-    /// stable memory on a trap). Even so it is only a hint: the head the write replaces must
-    /// name the same body (chunks, length and write number, which no two bodies share), or
-    /// the body is written anew. A body not remembered is written anew too (correct; it costs
-    /// a write and a free).
-    recent: RefCell<Vec<(u64, BodyRef, IntentBody)>>,
+    /// The intents last got or written (at most [`RECENT`]), head and body, as stored: a get
+    /// of one of them reads nothing (a confirm reads its intent twice, once in each of its
+    /// executions, and each read searches a B-tree as deep as the intents are many), and a
+    /// write of the same intent with the same body keeps its chunks without reading or
+    /// encoding anything. It is right because every write and free of these memories goes
+    /// through this store (the state opens one), and every write and removal here updates it
+    /// in the same step; heap only (empty after an upgrade; rolled back with the stable memory
+    /// on a trap). A write still takes it only as a hint for the body: the head the write
+    /// replaces must name the same body (chunks, length and write number, which no two bodies
+    /// share), or the body is written anew. A body not remembered is written anew too
+    /// (correct; it costs a write and a free).
+    recent: RefCell<Vec<(IntentHead, IntentBody)>>,
 }
 
-/// Bodies kept in [`IntentStore::recent`]: a flow reads one intent or two.
-const RECENT: usize = 4;
+/// Intents kept in [`IntentStore::recent`]: a flow reads one intent or two, and a send's reply
+/// arrives after other messages have read theirs.
+const RECENT: usize = 16;
 
 impl<M: Memory> IntentStore<M> {
     pub fn init(heads: M, bodies: M) -> Self {
@@ -341,17 +345,17 @@ impl<M: Memory> IntentStore<M> {
         }
     }
 
-    fn remember(&self, id: u64, at: BodyRef, body: IntentBody) {
+    fn remember(&self, head: IntentHead, body: IntentBody) {
         let mut r = self.recent.borrow_mut();
-        r.retain(|(i, _, _)| *i != id);
+        r.retain(|(h, _)| h.id != head.id);
         if r.len() == RECENT {
             r.remove(0);
         }
-        r.push((id, at, body));
+        r.push((head, body));
     }
 
     fn forget(&self, id: u64) {
-        self.recent.borrow_mut().retain(|(i, _, _)| *i != id);
+        self.recent.borrow_mut().retain(|(h, _)| h.id != id);
     }
 
     /// The intent a record holds, its body read from the slab.
@@ -365,14 +369,23 @@ impl<M: Memory> IntentStore<M> {
         }
     }
 
-    /// One intent, whole; its body is remembered for the write that usually follows (the only
-    /// read that copies the body).
+    /// One intent, whole: from [`IntentStore::recent`] when it was got or written lately,
+    /// else read and remembered for the write that usually follows.
     pub fn get(&self, id: &u64) -> Option<Intent> {
+        let kept = self
+            .recent
+            .borrow()
+            .iter()
+            .find(|(h, _)| h.id == *id)
+            .cloned();
+        if let Some((head, body)) = kept {
+            return Some(head.join(body));
+        }
         match self.heads.get(id)? {
             StoredIntent::Whole(i) => Some(*i),
             StoredIntent::Head(h) => {
                 let body: IntentBody = decode_or_trap(&self.bodies.read(h.body));
-                self.remember(*id, h.body, body.clone());
+                self.remember(h.clone(), body.clone());
                 Some(h.join(body))
             }
         }
@@ -421,8 +434,8 @@ impl<M: Memory> IntentStore<M> {
             .recent
             .borrow()
             .iter()
-            .find(|(i, _, b)| *i == id && *b == body)
-            .map(|(_, at, _)| *at);
+            .find(|(h, b)| h.id == id && *b == body)
+            .map(|(h, _)| h.body);
         let at = match hint {
             Some(at) => at,
             None => self.bodies.write(&Versioned::encode(&body)),
@@ -439,7 +452,7 @@ impl<M: Memory> IntentStore<M> {
         if let Some(old) = old.filter(|o| *o != head.body) {
             self.bodies.free(old);
         }
-        self.remember(id, head.body, body);
+        self.remember(head, body);
         before
     }
 
