@@ -194,6 +194,8 @@ pub fn check_upgrade<R: Runtime>(rt: &R, force: bool) -> Result<(), String> {
 pub fn after_upgrade<R: Runtime>(rt: &R) {
     let now = rt.now();
     rt.with_state(|s| {
+        // The checks passed: this code's layout is what the next upgrade compares with.
+        s.record_layout();
         if !s.config.get().indexes_built {
             build_indexes(s);
         }

@@ -310,7 +310,18 @@ pub struct Config {
     pub indexes_built: bool,
     /// The tool bus's settings and counters (version 3 on).
     pub bus: BusConfig,
+    /// The highest [`LAYOUT`] of any code that ran on this memory (version 4 on); 0 when read
+    /// from an older config, which did not say.
+    pub layout: u32,
 }
+
+/// The stored layout this code writes: one number for the versions of every record it writes,
+/// raised with any record's `CURRENT` (the test `stored_layout::the_layout_names_every_current_version`
+/// pins the number with the versions, so one cannot change without the other). Every release
+/// reads every version of every record (`READS` is `1..=CURRENT`, tested), so a memory written
+/// by layout `n` is readable by code of layout `n` or later, and only by that: an upgrade
+/// compares this number instead of reading every record (`State::check_layout`).
+pub const LAYOUT: u32 = 1;
 
 /// What an admin set for the builtin tools, and the bus's id counters: small, and read with
 /// the config anyway (a cell of its own would take a 512 KiB bucket).
@@ -343,16 +354,18 @@ impl Default for Config {
             stored_input_bytes: 0,
             indexes_built: true,
             bus: BusConfig::default(),
+            layout: LAYOUT,
         }
     }
 }
 
 /// Version 1: [`ConfigV1`]; version 2 ([`ConfigV2`]) added the stored input bytes, the build
-/// flag of the indexes version 2 added, and five limits; version 3 the bus's settings.
+/// flag of the indexes version 2 added, and five limits; version 3 ([`ConfigV3`]) the bus's
+/// settings; version 4 the layout number.
 impl Versioned for Config {
     const WHAT: &'static str = "config";
-    const CURRENT: u8 = 3;
-    const READS: &'static [u8] = &[1, 2, 3];
+    const CURRENT: u8 = 4;
+    const READS: &'static [u8] = &[1, 2, 3, 4];
     fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
         match version {
             1 => {
@@ -366,9 +379,11 @@ impl Versioned for Config {
                     stored_input_bytes: 0,
                     indexes_built: false,
                     bus: BusConfig::default(),
+                    layout: 0,
                 })
             }
             2 => read_body::<ConfigV2>(Self::WHAT, 2, body).map(Into::into),
+            3 => read_body::<ConfigV3>(Self::WHAT, 3, body).map(Into::into),
             _ => read_body(Self::WHAT, version, body),
         }
     }
@@ -418,6 +433,39 @@ impl From<ConfigV2> for Config {
             stored_input_bytes: o.stored_input_bytes,
             indexes_built: o.indexes_built,
             bus: BusConfig::default(),
+            layout: 0,
+        }
+    }
+}
+
+/// The third layout of the config: no layout number.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigV3 {
+    pub next_intent_id: u64,
+    pub limits: StoredLimits,
+    pub catalog_revision: u64,
+    pub refresh_at: Option<u64>,
+    pub stored_input_bytes: u64,
+    pub indexes_built: bool,
+    pub bus: BusConfig,
+}
+impl OldLayout for ConfigV3 {
+    const WHAT: &'static str = "config";
+    const VERSION: u8 = 3;
+}
+
+impl From<ConfigV3> for Config {
+    /// Layout 0: not known, so the next upgrade reads every form and target.
+    fn from(o: ConfigV3) -> Config {
+        Config {
+            next_intent_id: o.next_intent_id,
+            limits: o.limits,
+            catalog_revision: o.catalog_revision,
+            refresh_at: o.refresh_at,
+            stored_input_bytes: o.stored_input_bytes,
+            indexes_built: o.indexes_built,
+            bus: o.bus,
+            layout: 0,
         }
     }
 }
@@ -1262,9 +1310,10 @@ mod tests {
                 next_turn_id: 4,
                 ..Default::default()
             },
+            layout: LAYOUT,
         };
         let bytes = c.to_bytes().into_owned();
-        assert_eq!(bytes[0], 3);
+        assert_eq!(bytes[0], 4);
         assert_eq!(Config::from_bytes(Cow::Owned(bytes)), c);
     }
 
@@ -1321,7 +1370,7 @@ mod tests {
         assert_eq!(e.what, "config");
         assert!(
             e.reason
-                .contains("version 9 is not one this code reads ([1, 2, 3])"),
+                .contains("version 9 is not one this code reads ([1, 2, 3, 4])"),
             "{e}"
         );
         let e = Intent::decode(&[3]).unwrap_err();

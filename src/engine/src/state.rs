@@ -235,13 +235,27 @@ impl<M: Memory> State<M> {
     }
 
     /// Reads, without trapping, what an upgrade must be able to read before it goes ahead: the
-    /// config, every form, every target, every send in flight, and the newest intent (written
-    /// by the newest code, so a downgrade shows there). Bounded by the limits on forms and
-    /// canisters, never a scan of all intents: the upgrade's instructions stay flat.
+    /// config, whose layout number says which record versions the memory holds (a downgrade
+    /// below the layout that wrote them is refused here), every send in flight, and the newest
+    /// intent and turn. Forms and targets are read whole only when the number is not known
+    /// (a memory last run by code older than the config's version 4), once: a record whose
+    /// body does not fit its version cannot come from code that stored its layout number, as
+    /// every version's layout is pinned by a fixture (`stored_layout`). So the upgrade reads a
+    /// bounded set whatever forms, canisters and intents are held.
     pub fn check_layout(&self) -> Result<(), DecodeError> {
-        Config::decode(&self.raw_cell(memory::CONFIG))?;
-        each_record::<String, StoredForm, M>(self.raw_map(memory::FORMS))?;
-        each_record::<Principal, Target, M>(self.raw_map(memory::TARGETS))?;
+        let config = Config::decode(&self.raw_cell(memory::CONFIG))?;
+        if config.layout > LAYOUT {
+            return Err(DecodeError {
+                what: Config::WHAT,
+                reason: format!(
+                    "the memory was written by stored layout {}, and this release reads layouts up to {LAYOUT}",
+                    config.layout
+                ),
+            });
+        }
+        if config.layout == 0 {
+            self.check_catalog_records()?;
+        }
         each_record::<u64, InFlight, M>(self.raw_map(memory::IN_FLIGHT))?;
         let intents: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::INTENTS);
         self.intents
@@ -254,10 +268,25 @@ impl<M: Memory> State<M> {
         Ok(())
     }
 
+    /// Every form and target read whole.
+    fn check_catalog_records(&self) -> Result<(), DecodeError> {
+        each_record::<String, StoredForm, M>(self.raw_map(memory::FORMS))?;
+        each_record::<Principal, Target, M>(self.raw_map(memory::TARGETS))?;
+        Ok(())
+    }
+
+    /// After an upgrade's checks passed: the memory is now run by this code, of [`LAYOUT`].
+    pub fn record_layout(&mut self) {
+        if self.config.get().layout != LAYOUT {
+            self.update_config(|c| c.layout = LAYOUT);
+        }
+    }
+
     /// Reads every stored record through [`Versioned::decode`]: an unknown version or a body
     /// that does not fit its version is reported, with its key, instead of trapping.
     pub fn check_records(&self) -> Result<(), DecodeError> {
         self.check_layout()?;
+        self.check_catalog_records()?;
         each_record::<u64, StoredIntent, M>(self.raw_map(memory::INTENTS))?;
         each_record::<u64, crate::bus::records::Turn, M>(self.raw_map(memory::TURNS))?;
         each_record::<(Principal, u64), crate::bus::records::InboxEntry, M>(

@@ -292,3 +292,23 @@ fn an_upgrade_changes_only_what_it_names() {
     .unwrap();
     assert_eq!((admins(&w), limits(&w)), (vec![p(9), p(10)], l));
 }
+
+/// An upgrade that passes its checks records this code's layout number (from a memory that
+/// did not say one, the first upgrade onto this code); one refused for a later layout writes
+/// nothing, so the code that wrote it keeps running on what it wrote.
+#[test]
+fn an_upgrade_records_its_layout_and_a_refused_one_changes_nothing() {
+    use tool_host_engine::runtime::Runtime;
+    let w = installed();
+    w.with_state(|s| s.update_config(|c| c.layout = 0));
+    upgrade(&*w, None).unwrap();
+    let layout = |w: &World| w.with_state(|s| s.config.get().layout);
+    assert_eq!(layout(&w), tool_host_engine::model::LAYOUT);
+    let later = tool_host_engine::model::LAYOUT + 1;
+    w.with_state(|s| s.update_config(|c| c.layout = later));
+    let e = upgrade(&*w, None).unwrap_err();
+    assert!(e.contains(&format!("stored layout {later}")), "{e}");
+    assert_eq!(layout(&w), later);
+    // (Back to this code's, for the checks the world makes when it ends.)
+    w.with_state(|s| s.update_config(|c| c.layout = tool_host_engine::model::LAYOUT));
+}

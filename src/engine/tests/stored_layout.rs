@@ -118,6 +118,7 @@ fn config() {
         stored_input_bytes: 0,
         indexes_built: false,
         bus: BusConfig::default(),
+        layout: 0,
     };
     assert_eq!(read.limits.max_intents_per_owner, 200, "v1's defaults");
     old("config_v1", &v1, &read);
@@ -137,24 +138,81 @@ fn config() {
         stored_input_bytes: 1234,
         indexes_built: true,
         bus: BusConfig::default(),
+        layout: 0,
     };
     old("config_v2", &v2, &read_v2);
+    let bus = BusConfig {
+        enabled: vec!["calculate".into(), "escalate".into()],
+        pinned: vec!["calculate".into()],
+        unpinned: vec!["escalate".into()],
+        default_time_zone: Some("Europe/London".into()),
+        next_turn_id: 9,
+        next_inbox_id: 3,
+        turns_kept: 2,
+        inbox_kept: 1,
+    };
+    let v3 = ConfigV3 {
+        next_intent_id: 44,
+        limits: limits(),
+        catalog_revision: 8,
+        refresh_at: None,
+        stored_input_bytes: 1234,
+        indexes_built: true,
+        bus: bus.clone(),
+    };
+    let read_v3 = Config {
+        next_intent_id: 44,
+        bus,
+        ..read_v2
+    };
+    old("config_v3", &v3, &read_v3);
     current(
-        "config_v3",
+        "config_v4",
         &Config {
-            next_intent_id: 44,
-            bus: BusConfig {
-                enabled: vec!["calculate".into(), "escalate".into()],
-                pinned: vec!["calculate".into()],
-                unpinned: vec!["escalate".into()],
-                default_time_zone: Some("Europe/London".into()),
-                next_turn_id: 9,
-                next_inbox_id: 3,
-                turns_kept: 2,
-                inbox_kept: 1,
-            },
-            ..read_v2
+            layout: 1,
+            ..read_v3
         },
+    );
+}
+
+/// The layout number moves with every record's current version: changing a `CURRENT` fails
+/// here until `LAYOUT` is raised and both are written below, so a memory's layout number always
+/// says which versions it may hold (an upgrade compares it instead of reading every record).
+/// And every release reads every version (`READS` is `1..=CURRENT`): a memory of an older
+/// layout is always readable.
+#[test]
+fn the_layout_names_every_current_version() {
+    fn current<T: Versioned>(out: &mut Vec<(&'static str, u8)>) {
+        let all: Vec<u8> = (1..=T::CURRENT).collect();
+        assert_eq!(T::READS, &all[..], "{} reads every version", T::WHAT);
+        out.push((T::WHAT, T::CURRENT));
+    }
+    let mut found = vec![];
+    current::<Config>(&mut found);
+    current::<StoredForm>(&mut found);
+    current::<Target>(&mut found);
+    current::<StoredIntent>(&mut found);
+    current::<IntentBody>(&mut found);
+    current::<InFlight>(&mut found);
+    current::<tool_host_engine::bus::records::Turn>(&mut found);
+    current::<tool_host_engine::bus::records::InboxEntry>(&mut found);
+    current::<tool_host_engine::tokens::AgentToken>(&mut found);
+    // Layout 1 (config version 4, when the number came in).
+    let pinned = [
+        ("config", 4),
+        ("form", 1),
+        ("target", 2),
+        ("intent", 4),
+        ("intent body", 1),
+        ("in-flight send", 1),
+        ("turn", 1),
+        ("inbox entry", 1),
+        ("agent token", 1),
+    ];
+    assert_eq!(
+        (LAYOUT, &found[..]),
+        (1, &pinned[..]),
+        "a record's current version changed: raise LAYOUT and pin the new versions here"
     );
 }
 
@@ -645,21 +703,27 @@ fn an_unknown_version_in_memory_is_reported_by_the_checks() {
     assert!(e.starts_with("stored intent: key 9: version 5"), "{e}");
 }
 
-/// An upgrade reads every form and target whole, not only their version bytes: a body that does
-/// not fit its known version (a downgrade past a release that grew the record without a new
-/// version, say) refuses the upgrade with its key, so the old code keeps running; passed, every
-/// read of the catalog afterwards (the timer building it, every update and query needing it,
-/// the refs refresh after its awaits) would trap. Checking version bytes alone fails this.
+/// A memory whose layout number is not known (last run by code older than the number) is
+/// read whole by the upgrade, forms and targets included, not only their version bytes: a
+/// body that does not fit its known version (a downgrade past a release that grew the record
+/// without a new version, say) refuses the upgrade with its key, so the old code keeps
+/// running; passed, every read of the catalog afterwards (the timer building it, every update
+/// and query needing it, the refs refresh after its awaits) would trap. Checking version bytes
+/// alone fails this.
 #[test]
-fn an_upgrade_reads_every_form_and_target_whole() {
+fn an_upgrade_from_an_unknown_layout_reads_every_form_and_target_whole() {
     use ic_stable_structures::memory_manager::MemoryManager;
     use ic_stable_structures::{StableBTreeMap, VectorMemory};
     use tool_host_engine::memory;
     use tool_host_engine::model::{StoredForm, Target, Versioned};
     use tool_host_engine::state::State;
+    let unknown_layout = |mem: &VectorMemory| {
+        let mut s = State::init(mem.clone());
+        s.update_config(|c| c.layout = 0);
+    };
     // A known form version with a body that does not read.
     let mem = VectorMemory::default();
-    drop(State::init(mem.clone()));
+    unknown_layout(&mem);
     let bad = vec![StoredForm::READS[0], 0xff, 0xfe];
     put_raw(&mem, memory::FORMS, "f".to_string(), bad);
     let e = State::init(mem).check_layout().unwrap_err();
@@ -667,6 +731,7 @@ fn an_upgrade_reads_every_form_and_target_whole() {
     assert!(e.reason.starts_with("key \"f\""), "{e}");
     // A target of the newest version with one byte more than its layout.
     let mem = VectorMemory::default();
+    unknown_layout(&mem);
     let mut s = State::init(mem.clone());
     let target = Target {
         label: Some("ledger".into()),
@@ -693,4 +758,44 @@ fn an_upgrade_reads_every_form_and_target_whole() {
     let e = State::init(mem).check_layout().unwrap_err();
     assert_eq!(e.what, Target::WHAT);
     assert!(e.reason.contains("unread"), "{e}");
+}
+
+/// A memory that says its layout is read by number: a later layout (a downgrade below the
+/// code that ran on it) refuses the upgrade, naming both numbers, and the upgrade reads no
+/// form or target (bounded whatever is held; the fixtures above pin every version's layout, so
+/// a record cannot misfit a version its layout number allows). The full check still reads them.
+#[test]
+fn an_upgrade_compares_the_layout_number_and_reads_no_form() {
+    use ic_stable_structures::VectorMemory;
+    use tool_host_engine::memory;
+    use tool_host_engine::state::State;
+    let mem = VectorMemory::default();
+    let mut s = State::init(mem.clone());
+    assert_eq!(
+        s.config.get().layout,
+        LAYOUT,
+        "a fresh install writes its layout"
+    );
+    s.update_config(|c| c.layout = LAYOUT + 1);
+    let e = s.check_layout().unwrap_err();
+    assert_eq!(e.what, "config");
+    assert!(
+        e.reason.contains(&format!(
+            "stored layout {}, and this release reads layouts up to {LAYOUT}",
+            LAYOUT + 1
+        )),
+        "{e}"
+    );
+    // An older layout reads; the upgrade then records this one.
+    s.update_config(|c| c.layout = 0);
+    s.check_layout().expect("layout 0 reads whole");
+    s.record_layout();
+    assert_eq!(s.config.get().layout, LAYOUT);
+    drop(s);
+    // At this layout a form is not read by the upgrade's check, only by the full one.
+    put_raw(&mem, memory::FORMS, "f".to_string(), vec![1, 0xff, 0xfe]);
+    let s = State::init(mem);
+    s.check_layout().expect("no form read");
+    let e = s.check_records().unwrap_err();
+    assert_eq!(e.what, "form");
 }
