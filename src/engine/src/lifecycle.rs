@@ -282,9 +282,9 @@ pub fn stats<R: Runtime>(rt: &R, stable_bytes: u64) -> Stats {
     })
 }
 
-/// Copies a settled intent `n` times under new ids and owners, as a benchmark's stand-in for
-/// real traffic (the canister exposes it only when built with its `bench` feature). Returns the
-/// last id used.
+/// Copies a settled intent `n` times under new ids and owners, each with its arguments' stamp
+/// floor, as a benchmark's stand-in for real traffic (the canister exposes it only when built
+/// with its `bench` feature). Returns the last id used.
 pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Result<u64, String> {
     let now = rt.now();
     rt.with_state(|s| {
@@ -303,6 +303,11 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
             ))
             .into();
             i.settled_at = Some(now);
+            // Its stamp raised its arguments' floor when it was prepared, as every stamp does;
+            // the floor is kept until the intent is pruned.
+            if let Some(stamp) = i.stamp_ns {
+                s.raise_stamp_floor(i.owner, i.identity, stamp);
+            }
             crate::send::schedule_prune(s, &i);
             s.put_intent(i);
             last = id;
