@@ -21,7 +21,7 @@ const NEXT: u64 = 4;
 pub const PAYLOAD: u64 = CHUNK - NEXT;
 /// The slab's header; chunks follow it.
 const HEADER: u64 = 64;
-const MAGIC: &[u8; 4] = b"TBS\x01";
+pub const MAGIC: &[u8; 4] = b"TBS\x01";
 const WASM_PAGE: u64 = 65_536;
 
 /// The slab's header: chunks handed out so far and the free list (a chain through freed
@@ -369,8 +369,9 @@ impl<M: Memory> IntentStore<M> {
         }
     }
 
-    /// One intent, whole: from [`IntentStore::recent`] when it was got or written lately,
-    /// else read and remembered for the write that usually follows.
+    /// One intent, whole: from [`IntentStore::recent`] when it was written or read lately
+    /// (trusted without a check: see there), else read and remembered for the write that
+    /// usually follows.
     pub fn get(&self, id: &u64) -> Option<Intent> {
         let kept = self
             .recent

@@ -171,9 +171,11 @@ pub fn after_init<R: Runtime>(rt: &R) {
 /// forced, since their replies would reach code that no longer knows them; stop the canister
 /// first (stopping waits for every reply), then install, then start.
 ///
-/// First, whatever the argument: the records an upgrade reads must be ones this code knows
-/// (`State::check_layout`); a downgrade below the release that wrote them is refused here,
-/// with the record and its version named, before anything is changed.
+/// First, whatever the argument: the memory's layout must be one this code reads, and the
+/// records an upgrade reads ones it knows (`State::check_layout`); a downgrade below the
+/// release that wrote them is refused here, naming the layout numbers or the record and its
+/// version, before anything is changed. (A config of a version this code does not know traps
+/// earlier, when the state is opened, with the config's version named: refused all the same.)
 pub fn check_upgrade<R: Runtime>(rt: &R, force: bool) -> Result<(), String> {
     rt.with_state(|s| s.check_layout()).map_err(|e| {
         format!(

@@ -175,11 +175,12 @@ fn config() {
     );
 }
 
-/// The layout number moves with every record's current version: changing a `CURRENT` fails
-/// here until `LAYOUT` is raised and both are written below, so a memory's layout number always
-/// says which versions it may hold (an upgrade compares it instead of reading every record).
-/// And every release reads every version (`READS` is `1..=CURRENT`): a memory of an older
-/// layout is always readable.
+/// The layout number moves with every record's current version, and with the structures,
+/// task kinds and slab format beside them: changing any fails here until `LAYOUT` is raised
+/// and the new values are pinned below, so a memory's layout number always says what it may
+/// hold (an upgrade compares it instead of reading every record, and older code, which would
+/// not keep a new structure, is refused). And every release reads every version (`READS` is
+/// `1..=CURRENT`): a memory of an older layout is always readable.
 #[test]
 fn the_layout_names_every_current_version() {
     fn current<T: Versioned>(out: &mut Vec<(&'static str, u8)>) {
@@ -197,6 +198,14 @@ fn the_layout_names_every_current_version() {
     current::<tool_host_engine::bus::records::Turn>(&mut found);
     current::<tool_host_engine::bus::records::InboxEntry>(&mut found);
     current::<tool_host_engine::tokens::AgentToken>(&mut found);
+    // The whole intent record, read from versions 1 to 3 (no longer written).
+    current::<Intent>(&mut found);
+    let structures = tool_host_engine::memory::ALL.to_vec();
+    let kinds: Vec<u8> = TaskKind::ALL.iter().map(|k| k.byte()).collect();
+    let slab = (
+        tool_host_engine::intent_store::MAGIC,
+        tool_host_engine::intent_store::CHUNK,
+    );
     // Layout 1 (config version 4, when the number came in).
     let pinned = [
         ("config", 4),
@@ -208,11 +217,21 @@ fn the_layout_names_every_current_version() {
         ("turn", 1),
         ("inbox entry", 1),
         ("agent token", 1),
+        ("intent", 3),
     ];
     assert_eq!(
-        (LAYOUT, &found[..]),
-        (1, &pinned[..]),
-        "a record's current version changed: raise LAYOUT and pin the new versions here"
+        (LAYOUT, &found[..], &structures[..], &kinds[..], slab),
+        (
+            1,
+            &pinned[..],
+            &(0..=24)
+                .map(ic_stable_structures::memory_manager::MemoryId::new)
+                .collect::<Vec<_>>()[..],
+            &[1, 2, 3, 4, 6, 7][..],
+            (b"TBS\x01", 256)
+        ),
+        "a record's current version, a structure, a task kind or the slab's format changed: \
+         raise LAYOUT and pin the new values here"
     );
 }
 
