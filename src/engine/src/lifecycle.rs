@@ -279,7 +279,7 @@ pub fn stats<R: Runtime>(rt: &R, stable_bytes: u64) -> Stats {
         canisters: s.targets.len(),
         intents: s.intents.len(),
         open_intents: s.intent_keys.len(),
-        due_tasks: s.due.len(),
+        due_tasks: s.due.len() + s.expiries_len(),
         stable_bytes,
     })
 }

@@ -60,9 +60,14 @@ pub const OWNER_TOKENS: MemoryId = MemoryId::new(23);
 /// the intents' heads (`crate::intent_store`); written from the first intent on, so a fresh
 /// install takes no bucket for it.
 pub const INTENT_BODIES: MemoryId = MemoryId::new(24);
+/// (expiry time, intent id) of previews prepared and not yet past their expiry: a small index
+/// of its own, so a prepare writes nothing to the large task index (which holds every settled
+/// intent's prune). Opened with the first preview, so a fresh install takes no bucket for it.
+/// Expiry tasks written to the task index by earlier code still run from there.
+pub const EXPIRIES: MemoryId = MemoryId::new(25);
 
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 25] = [
+pub const ALL: [MemoryId; 26] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -88,4 +93,5 @@ pub const ALL: [MemoryId; 25] = [
     AGENT_TOKENS,
     OWNER_TOKENS,
     INTENT_BODIES,
+    EXPIRIES,
 ];

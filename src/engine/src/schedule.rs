@@ -72,8 +72,8 @@ pub async fn tick<R: Runtime>(rt: &R) {
         at
     });
     rt.wake_at(fallback);
-    type Due = (Vec<(u64, u8, u64)>, Vec<(u64, u64)>);
-    let (batch, watchdogs): Due = rt.with_state(|s| {
+    type Due = (Vec<(u64, u8, u64)>, Vec<(u64, u64)>, Vec<(u64, u64)>);
+    let (batch, watchdogs, expiries): Due = rt.with_state(|s| {
         let tasks = s
             .due
             .keys()
@@ -86,13 +86,18 @@ pub async fn tick<R: Runtime>(rt: &R) {
             .take_while(|(at, _)| *at <= now)
             .take(BATCH)
             .collect();
-        (tasks, watchdogs)
+        (tasks, watchdogs, s.due_expiries(now, BATCH))
     });
     let now = rt.now();
     rt.with_state(|s| {
         for key in watchdogs {
             if s.watchdogs.remove(&key).is_some() {
                 watchdog(s, key.1, key.0, now);
+            }
+        }
+        for (at, id) in expiries {
+            if s.take_expiry(at, id) {
+                expire(s, id, now);
             }
         }
     });

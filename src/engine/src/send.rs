@@ -374,7 +374,9 @@ pub fn ensure_tasks<M: Memory>(s: &mut State<M>, i: &mut Intent, now: u64) -> bo
             true
         }
         Status::Open => {
-            s.due.insert(TaskKind::Expire.key(i.expires_at, i.id), ());
+            if !s.has_expiry(i.expires_at, i.id) {
+                s.schedule_expiry(i.expires_at, i.id, false);
+            }
             false
         }
         _ if i.needs_reconcile() => {
@@ -571,9 +573,9 @@ fn restamp<M: Memory>(
     i.status = Status::Open;
     i.scan = None;
     // The old preview's expiry goes with it.
-    s.due.remove(&TaskKind::Expire.key(i.expires_at, i.id));
+    s.remove_expiry(i.expires_at, i.id);
     i.expires_at = now.saturating_add(ttl);
-    s.schedule(i.expires_at, TaskKind::Expire, i.id);
+    s.schedule_expiry(i.expires_at, i.id, true);
     Ok(())
 }
 

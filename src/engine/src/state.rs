@@ -137,6 +137,9 @@ pub struct State<M: Memory> {
     pub owner_totals: StableBTreeMap<Principal, u32, VM<M>>,
     /// (watchdog time, intent id) of sends in flight.
     pub watchdogs: StableBTreeMap<(u64, u64), (), VM<M>>,
+    /// (expiry time, intent id) of previews (`memory::EXPIRIES`); `None` until the first one
+    /// is scheduled (the memory is not opened before: no bucket on a fresh install).
+    expiries: Option<StableBTreeMap<(u64, u64), (), VM<M>>>,
     /// The bus's turns, owners' turn index, usage counts, inboxes and escalation handlers.
     pub turns: StableBTreeMap<u64, crate::bus::records::Turn, VM<M>>,
     pub owner_turns: StableBTreeMap<(Principal, u64), bool, VM<M>>,
@@ -165,12 +168,12 @@ pub struct State<M: Memory> {
 ///
 /// Every structure takes at least one bucket as soon as it is opened, so a fresh install takes
 /// one header page plus a bucket per structure: 23 structures (the retired `IN_FLIGHT_V1` is
-/// never opened on a fresh memory, and the intent body slab takes its first with the first
-/// intent) × 512 KiB + 64 KiB = 11.56 MiB, where the crate's default
-/// 128-page (8 MiB) buckets took 160 MiB. The manager has at most 32 768 buckets in all, so the
-/// bucket size caps the stable memory the state can ever use: 32 768 × 512 KiB = 16 GiB. A
-/// settled transfer with its index entries takes about 1 700 bytes (docs/perf.md), so
-/// 1 000 000 intents take about 1.7 GB, and with every form at its bound (32 × 256 KiB) and the
+/// never opened on a fresh memory, the intent body slab takes its first with the first intent,
+/// and the expiry index with the first preview) × 512 KiB + 64 KiB = 11.56 MiB, where the
+/// crate's default 128-page (8 MiB) buckets took 160 MiB. The manager has at most 32 768
+/// buckets in all, so the bucket size caps the stable memory the state can ever use:
+/// 32 768 × 512 KiB = 16 GiB. A settled transfer with its index entries takes about 1 830
+/// bytes (docs/perf.md), so 1 000 000 intents take about 1.8 GB, and with every form at its bound (32 × 256 KiB) and the
 /// indexes' last partly filled bucket each (16 × 512 KiB) still under 2 GB: the cap is eight
 /// times that. Smaller buckets would save little more (a 4-page bucket: 3.8 MiB fresh, a cap
 /// of 8 GiB) and halve the headroom; larger ones fail the 12 MiB budget of a fresh install.
@@ -188,6 +191,8 @@ impl<M: Memory + Clone> State<M> {
         let v1 = mm.get(memory::IN_FLIGHT_V1);
         // A retired structure is opened only to read what an older version left in it.
         let in_flight_v1 = (v1.size() > 0).then(|| StableBTreeMap::load(v1));
+        let e = mm.get(memory::EXPIRIES);
+        let expiries = (e.size() > 0).then(|| StableBTreeMap::load(e));
         State {
             config: StableCell::init(mm.get(memory::CONFIG), Config::default()),
             forms: StableBTreeMap::init(mm.get(memory::FORMS)),
@@ -204,6 +209,7 @@ impl<M: Memory + Clone> State<M> {
             due: StableBTreeMap::init(mm.get(memory::DUE)),
             in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
             in_flight_v1,
+            expiries,
             stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
             open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
             owner_totals: StableBTreeMap::init(mm.get(memory::OWNER_TOTALS)),
@@ -365,14 +371,66 @@ impl<M: Memory> State<M> {
         self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
     }
 
-    /// The earliest task or watchdog.
+    /// The earliest task, watchdog or expiry.
     pub fn next_due(&self) -> Option<u64> {
         let task = self.due.first_key_value().map(|((at, _, _), _)| at);
         let watchdog = self.watchdogs.first_key_value().map(|((at, _), _)| at);
-        match (task, watchdog) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let expiry = self.first_expiry();
+        [task, watchdog, expiry].into_iter().flatten().min()
+    }
+
+    fn first_expiry(&self) -> Option<u64> {
+        self.expiries
+            .as_ref()?
+            .first_key_value()
+            .map(|((at, _), _)| at)
+    }
+
+    /// A preview's expiry (see `schedule::tick`); `wake`: the timer is to be armed for it.
+    pub fn schedule_expiry(&mut self, at: u64, id: u64, wake: bool) {
+        let mm = &self.mm;
+        self.expiries
+            .get_or_insert_with(|| StableBTreeMap::init(mm.get(memory::EXPIRIES)))
+            .insert((at, id), ());
+        if wake {
+            self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
         }
+    }
+
+    /// Removes a preview's expiry, wherever it was scheduled (here, or in the task index by
+    /// earlier code).
+    pub fn remove_expiry(&mut self, at: u64, id: u64) {
+        if let Some(e) = self.expiries.as_mut() {
+            e.remove(&(at, id));
+        }
+        self.due.remove(&TaskKind::Expire.key(at, id));
+    }
+
+    /// Whether intent `id` has its expiry at `at`, in either index.
+    pub fn has_expiry(&self, at: u64, id: u64) -> bool {
+        self.expiries
+            .as_ref()
+            .is_some_and(|e| e.contains_key(&(at, id)))
+            || self.due.contains_key(&TaskKind::Expire.key(at, id))
+    }
+
+    /// Up to `n` expiries due at `now`, earliest first.
+    pub fn due_expiries(&self, now: u64, n: usize) -> Vec<(u64, u64)> {
+        self.expiries.as_ref().map_or(vec![], |e| {
+            e.keys().take_while(|(at, _)| *at <= now).take(n).collect()
+        })
+    }
+
+    /// Takes an expiry out of its index: whether it was there.
+    pub fn take_expiry(&mut self, at: u64, id: u64) -> bool {
+        self.expiries
+            .as_mut()
+            .is_some_and(|e| e.remove(&(at, id)).is_some())
+    }
+
+    /// Previews waiting for their expiry in this index.
+    pub fn expiries_len(&self) -> u64 {
+        self.expiries.as_ref().map_or(0, |e| e.len())
     }
 
     /// A send's watchdog (see `schedule::tick`).
@@ -466,6 +524,10 @@ impl<M: Memory> State<M> {
         let mut open: BTreeMap<Principal, u32> = Default::default();
         let tasks: BTreeSet<(u64, u8, u64)> = self.due.keys().collect();
         let kinds: BTreeSet<(u64, u8)> = tasks.iter().map(|(_, k, id)| (*id, *k)).collect();
+        let expiries: BTreeSet<(u64, u64)> = self
+            .expiries
+            .as_ref()
+            .map_or(Default::default(), |e| e.keys().collect());
         for (id, i) in self.intents.iter() {
             owners.insert((i.owner, id));
             let key = self.intent_keys.get(&(i.owner, i.identity));
@@ -496,8 +558,9 @@ impl<M: Memory> State<M> {
                     return Err(format!("intent {id} is in flight without its watchdog"));
                 }
             }
-            if i.status == Status::Open && !tasks.contains(&TaskKind::Expire.key(i.expires_at, id))
-            {
+            let expiry = tasks.contains(&TaskKind::Expire.key(i.expires_at, id))
+                || expiries.contains(&(i.expires_at, id));
+            if i.status == Status::Open && !expiry {
                 return Err(format!(
                     "open intent {id} has no expiry task at {}",
                     i.expires_at
@@ -509,10 +572,7 @@ impl<M: Memory> State<M> {
                     i.status, i.finding
                 ));
             }
-            if i.status.is_final()
-                && !kinds.contains(&(id, TaskKind::Prune.byte()))
-                && !tasks.contains(&TaskKind::Expire.key(i.expires_at, id))
-            {
+            if i.status.is_final() && !kinds.contains(&(id, TaskKind::Prune.byte())) && !expiry {
                 return Err(format!("settled intent {id} has no prune task"));
             }
             // A floor is kept while any intent of its arguments may still be sent, and at least

@@ -4,7 +4,7 @@
 use crate::auth;
 use crate::catalog;
 use crate::errors::*;
-use crate::model::{Intent, Status, StoredName, TaskKind};
+use crate::model::{Intent, Status, StoredName};
 use crate::names;
 use crate::results::{self, Answer};
 use crate::runtime::{CallOutcome, Runtime};
@@ -572,7 +572,7 @@ async fn prepare<R: Runtime>(
             // The floor read above, after the last await: still current.
             s.raise_stamp_floor_from(owner, identity, stamp, floor);
         }
-        s.schedule(expires_at, TaskKind::Expire, id);
+        s.schedule_expiry(expires_at, id, true);
         s.put_new_intent(intent.clone(), kept, open);
         Ok(intent)
     })?;

@@ -8,7 +8,7 @@ use candid::IDLValue;
 use common::*;
 use serde_json::json;
 use std::rc::Rc;
-use tool_host_engine::model::{Status, TaskKind};
+use tool_host_engine::model::Status;
 
 fn outcome(r: &tool_host_engine::types::ToolResult) -> String {
     r.outcome.clone().unwrap_or_default()
@@ -450,11 +450,7 @@ fn s09_an_intent_a_decline_leaves_open_still_expires() {
     let r = tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
     assert_eq!(structured(&r)["status"], json!("open"));
     let expires = w.intent(id).expires_at;
-    assert!(w
-        .state
-        .borrow()
-        .due
-        .contains_key(&TaskKind::Expire.key(expires, id)));
+    assert!(w.state.borrow().has_expiry(expires, id));
     w.advance(3_601 * SEC);
     w.run_timers();
     assert_eq!(w.intent(id).outcome.as_deref(), Some("expired"));

@@ -206,7 +206,7 @@ fn the_layout_names_every_current_version() {
         tool_host_engine::intent_store::MAGIC,
         tool_host_engine::intent_store::CHUNK,
     );
-    // Layout 1 (config version 4, when the number came in).
+    // Layout 1: config version 4, when the number came in. Layout 2: the expiry index (25).
     let pinned = [
         ("config", 4),
         ("form", 1),
@@ -222,9 +222,9 @@ fn the_layout_names_every_current_version() {
     assert_eq!(
         (LAYOUT, &found[..], &structures[..], &kinds[..], slab),
         (
-            1,
+            2,
             &pinned[..],
-            &(0..=24)
+            &(0..=25)
                 .map(ic_stable_structures::memory_manager::MemoryId::new)
                 .collect::<Vec<_>>()[..],
             &[1, 2, 3, 4, 6, 7][..],
@@ -637,9 +637,10 @@ mod buckets {
         let mem = VectorMemory::default();
         let s = State::init(mem.clone());
         s.check_indexes().unwrap();
-        // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens, and the
-        // intent body slab, written from the first intent on.
-        let opened = memory::ALL.len() as u64 - 2;
+        // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens, the intent
+        // body slab, written from the first intent on, and the expiry index, opened with the
+        // first preview.
+        let opened = memory::ALL.len() as u64 - 3;
         assert_eq!(mem.size(), 1 + opened * BUCKET_SIZE_IN_PAGES as u64);
         assert!(
             mem.size() * PAGE <= 12 * 1024 * 1024,
@@ -671,7 +672,8 @@ mod buckets {
         assert_eq!(mem.size(), 1 + 128, "the old default: one 8 MiB bucket");
         let mut s = State::init(mem.clone());
         assert_eq!(s.forms.get(&"icrc1".to_string()).unwrap().registered_at, 1);
-        let opened = memory::ALL.len() as u64 - 2;
+        // Not opened: the retired journal, the body slab and the expiry index.
+        let opened = memory::ALL.len() as u64 - 3;
         assert_eq!(
             mem.size(),
             1 + opened * 128,

@@ -236,3 +236,62 @@ fn a_new_task_arms_the_timer_only_when_it_is_earlier() {
         "a later task leaves the wake-up as it is"
     );
 }
+
+/// A preview's expiry is kept in an index of its own (written by a prepare, not the task index
+/// that holds every settled intent's prune); an expiry that earlier code wrote to the task index
+/// still runs from there, and a re-stamp removes the old expiry wherever it is.
+#[test]
+fn expiries_run_from_their_own_index_and_from_the_task_index_earlier_code_used() {
+    use tool_host_engine::model::TaskKind;
+    let w = World::new().setup();
+    let (id, _) = w.prepare("1");
+    let at = w.intent(id).expires_at;
+    {
+        let s = w.state.borrow();
+        assert!(s.has_expiry(at, id));
+        assert!(
+            !s.due.contains_key(&TaskKind::Expire.key(at, id)),
+            "not in the task index"
+        );
+        assert!(s.next_due().is_some_and(|t| t <= at), "the timer sees it");
+    }
+    // As earlier code left it: the expiry in the task index only.
+    let (old, _) = w.prepare("2");
+    let old_at = w.intent(old).expires_at;
+    {
+        let mut s = w.state.borrow_mut();
+        s.remove_expiry(old_at, old);
+        s.schedule(old_at, TaskKind::Expire, old);
+        assert!(s.has_expiry(old_at, old));
+    }
+    w.advance(3_601 * SEC);
+    w.run_timers();
+    for i in [id, old] {
+        assert_eq!(
+            w.intent(i).outcome.as_deref(),
+            Some("expired"),
+            "intent {i}"
+        );
+    }
+    let s = w.state.borrow();
+    assert!(!s.has_expiry(at, id) && !s.has_expiry(old_at, old));
+    assert!(s.due_expiries(u64::MAX, 10).is_empty());
+}
+
+/// A fresh state does not open the expiry index; the first preview does, and an upgrade opens
+/// it again from its memory.
+#[test]
+fn the_expiry_index_is_opened_by_the_first_preview() {
+    use ic_stable_structures::Memory;
+    let w = World::new().setup();
+    let size = || {
+        let mm = ic_stable_structures::memory_manager::MemoryManager::init(w.memory.clone());
+        mm.get(tool_host_engine::memory::EXPIRIES).size()
+    };
+    assert_eq!(size(), 0);
+    let (id, _) = w.prepare("1");
+    assert!(size() > 0);
+    let at = w.intent(id).expires_at;
+    w.upgrade();
+    assert!(w.state.borrow().has_expiry(at, id));
+}
