@@ -8,7 +8,8 @@ use crate::registry;
 use crate::runtime::Runtime;
 use crate::send::settle;
 
-/// Tasks one tick takes at most; the rest run at the next tick (armed at once).
+/// Entries one tick takes at most from each index (tasks, watchdogs, expiries); the rest run at
+/// the next tick (armed at once).
 pub const BATCH: usize = 32;
 
 /// When a tick that never finishes (its callback trapped) is followed by another: one call's

@@ -15,11 +15,12 @@ fn admin() -> candid::Principal {
 }
 
 /// Everything a refusal must leave as it was.
-fn snapshot(w: &World) -> (u64, u64, usize, usize) {
+fn snapshot(w: &World) -> (u64, u64, u64, usize, usize) {
     let s = w.state.borrow();
     (
         s.intents.len(),
         s.due.len(),
+        s.expiries_len(),
         w.calls.borrow().len(),
         w.ledger.borrow().blocks().len(),
     )

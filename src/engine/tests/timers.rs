@@ -295,3 +295,39 @@ fn the_expiry_index_is_opened_by_the_first_preview() {
     w.upgrade();
     assert!(w.state.borrow().has_expiry(at, id));
 }
+
+/// A re-stamp (the target asked for a new stamp: `retry_new`) moves the preview's expiry: the
+/// old one is removed from whichever index holds it (the task index, for an intent prepared by
+/// earlier code), the new one is in the expiry index, and the intent expires at the new time.
+#[test]
+fn a_re_stamp_moves_the_expiry_out_of_either_index() {
+    use tool_host_engine::model::TaskKind;
+    for earlier_code in [false, true] {
+        let w = World::new().setup();
+        let (id, d) = w.prepare("1");
+        let old_at = w.intent(id).expires_at;
+        if earlier_code {
+            let mut s = w.state.borrow_mut();
+            s.remove_expiry(old_at, id);
+            s.schedule(old_at, TaskKind::Expire, id);
+        }
+        w.advance(5 * SEC);
+        w.script(err("TooOld", candid::types::value::IDLValue::Null));
+        let r = w.confirm(owner(), id, &d).unwrap();
+        assert_eq!(r.outcome.as_deref(), Some("retry_new"));
+        let new_at = w.intent(id).expires_at;
+        assert!(new_at > old_at);
+        {
+            let s = w.state.borrow();
+            assert!(!s.has_expiry(old_at, id), "earlier code: {earlier_code}");
+            assert!(s.has_expiry(new_at, id));
+            assert!(!s.due.contains_key(&TaskKind::Expire.key(new_at, id)));
+        }
+        w.advance(new_at - old_at - 1);
+        w.run_timers();
+        assert_eq!(w.intent(id).status, Status::Open, "not before its new time");
+        w.advance(3_601 * SEC);
+        w.run_timers();
+        assert_eq!(w.intent(id).outcome.as_deref(), Some("expired"));
+    }
+}
