@@ -382,7 +382,7 @@ impl Versioned for Config {
                     layout: 0,
                 })
             }
-            2 => read_body::<ConfigV2>(Self::WHAT, 2, body).map(Into::into),
+            2 => read_body::<ConfigV2>(Self::WHAT, 2, body).map(|o| ConfigV3::from(o).into()),
             3 => read_body::<ConfigV3>(Self::WHAT, 3, body).map(Into::into),
             _ => read_body(Self::WHAT, version, body),
         }
@@ -421,11 +421,11 @@ impl OldLayout for ConfigV2 {
     const VERSION: u8 = 2;
 }
 
-impl From<ConfigV2> for Config {
+impl From<ConfigV2> for ConfigV3 {
     /// No builtin enabled and no turn or inbox entry yet: what the bus is before any admin
     /// touched it.
-    fn from(o: ConfigV2) -> Config {
-        Config {
+    fn from(o: ConfigV2) -> ConfigV3 {
+        ConfigV3 {
             next_intent_id: o.next_intent_id,
             limits: o.limits,
             catalog_revision: o.catalog_revision,
@@ -433,7 +433,6 @@ impl From<ConfigV2> for Config {
             stored_input_bytes: o.stored_input_bytes,
             indexes_built: o.indexes_built,
             bus: BusConfig::default(),
-            layout: 0,
         }
     }
 }
