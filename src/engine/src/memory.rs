@@ -61,8 +61,9 @@ pub const OWNER_TOKENS: MemoryId = MemoryId::new(23);
 /// install takes no bucket for it.
 pub const INTENT_BODIES: MemoryId = MemoryId::new(24);
 /// (expiry time, intent id) of intents whose preview time has not come (open ones, and ones
-/// settled before it, whose prune waits for it): a small index of its own, so a prepare writes nothing to the large task index (which holds every settled
-/// intent's prune). Opened with the first preview, so a fresh install takes no bucket for it.
+/// settled before it, whose prune waits for it): a small index of its own, so a prepare writes
+/// nothing to the large task index (which holds every settled intent's prune). Opened with the
+/// first preview, so a fresh install takes no bucket for it.
 /// Expiry tasks written to the task index by earlier code still run from there.
 pub const EXPIRIES: MemoryId = MemoryId::new(25);
 

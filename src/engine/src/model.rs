@@ -316,8 +316,9 @@ pub struct Config {
 }
 
 /// The stored layout this code writes: one number for the versions of every record it writes,
-/// raised with any record's `CURRENT` (the test `stored_layout::the_layout_names_every_current_version`
-/// pins the number with the versions, so one cannot change without the other). Every release
+/// raised with any record's `CURRENT` (the test
+/// `stored_layout::the_layout_names_every_current_version` pins the number with the versions,
+/// so one cannot change without the other). Every release
 /// reads every version of every record (`READS` is `1..=CURRENT`, tested), so a memory written
 /// by layout `n` is readable by code of layout `n` or later, and only by that: an upgrade
 /// compares this number instead of reading every record (`State::check_layout`).

@@ -173,9 +173,9 @@ pub struct State<M: Memory> {
 /// crate's default 128-page (8 MiB) buckets took 160 MiB. The manager has at most 32 768
 /// buckets in all, so the bucket size caps the stable memory the state can ever use:
 /// 32 768 × 512 KiB = 16 GiB. A settled transfer with its index entries takes about 1 830
-/// bytes (docs/perf.md), so 1 000 000 intents take about 1.8 GB, and with every form at its bound (32 × 256 KiB) and the
-/// indexes' last partly filled bucket each (16 × 512 KiB) still under 2 GB: the cap is eight
-/// times that. Smaller buckets would save little more (a 4-page bucket: 3.8 MiB fresh, a cap
+/// bytes (docs/perf.md), so 1 000 000 intents take about 1.8 GB, and with every form at its
+/// bound (32 × 256 KiB) and the indexes' last partly filled bucket each (16 × 512 KiB) still
+/// under 2 GB: the cap is eight times that. Smaller buckets would save little more (a 4-page bucket: 3.8 MiB fresh, a cap
 /// of 8 GiB) and halve the headroom; larger ones fail the 12 MiB budget of a fresh install.
 ///
 /// The size is written in the manager's header at the first install and read from it on every
@@ -368,6 +368,11 @@ impl<M: Memory> State<M> {
 
     pub fn schedule(&mut self, at: u64, kind: TaskKind, id: u64) {
         self.due.insert(kind.key(at, id), ());
+        self.scheduled_at(at);
+    }
+
+    /// Something was scheduled at `at`: the timer is armed for it (`schedule::arm_new`).
+    fn scheduled_at(&mut self, at: u64) {
         self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
     }
 
@@ -393,7 +398,7 @@ impl<M: Memory> State<M> {
             .get_or_insert_with(|| StableBTreeMap::init(mm.get(memory::EXPIRIES)))
             .insert((at, id), ());
         if wake {
-            self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
+            self.scheduled_at(at);
         }
     }
 
@@ -436,7 +441,7 @@ impl<M: Memory> State<M> {
     /// A send's watchdog (see `schedule::tick`).
     pub fn schedule_watchdog(&mut self, at: u64, id: u64) {
         self.watchdogs.insert((at, id), ());
-        self.scheduled_since = Some(self.scheduled_since.map_or(at, |t| t.min(at)));
+        self.scheduled_at(at);
     }
 
     /// Writes an intent, keeping the indexes and counts in step with its status. What it was
