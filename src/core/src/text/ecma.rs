@@ -42,6 +42,34 @@ fn not_run(what: &str) -> String {
 /// even when it also holds a construct that engines read differently (the whole pattern is read
 /// first); a valid one with such a construct is refused with the first of them.
 pub fn ecmascript_to_host(pattern: &str) -> Result<String, String> {
+    read_pattern(pattern).map(|(host, _)| host)
+}
+
+/// What a pattern matches, shaped for the backtracking check (`super::backtrack`): which
+/// characters each position reads and how positions follow one another. Assertions (`^`, `$`)
+/// read nothing and are [`Node::Empty`] here: the check then sees more ways to match than
+/// there are, never fewer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// One character from `set` (inclusive code point ranges), written at character `at`.
+    Set {
+        at: usize,
+        set: Vec<(u32, u32)>,
+    },
+    Empty,
+    Concat(Vec<Node>),
+    Alt(Vec<Node>),
+    /// `node` read `min` to `max` times, the quantifier written at character `at`.
+    Repeat {
+        node: Box<Node>,
+        min: u32,
+        max: Option<u32>,
+        at: usize,
+    },
+}
+
+/// [`ecmascript_to_host`], and the pattern's [`Node`].
+pub fn read_pattern(pattern: &str) -> Result<(String, Node), String> {
     let mut p = Parser {
         c: pattern.chars().collect(),
         i: 0,
@@ -49,14 +77,14 @@ pub fn ecmascript_to_host(pattern: &str) -> Result<String, String> {
         depth: 0,
         refused: None,
     };
-    p.disjunction()?;
+    let node = p.disjunction()?;
     if p.i < p.c.len() {
         // Only a ')' stops a top-level disjunction.
         return Err(invalid("a ')' without '('"));
     }
     match p.refused {
         Some(why) => Err(why),
-        None => Ok(p.out),
+        None => Ok((p.out, node)),
     }
 }
 
@@ -94,42 +122,68 @@ impl Parser {
         }
     }
 
-    fn disjunction(&mut self) -> Result<(), String> {
+    fn disjunction(&mut self) -> Result<Node, String> {
+        let mut alts = vec![];
         loop {
+            let mut seq = vec![];
             while let Some(c) = self.peek() {
                 if c == '|' || c == ')' {
                     break;
                 }
-                self.term()?;
+                seq.push(self.term()?);
             }
+            alts.push(Node::Concat(seq));
             if self.peek() == Some('|') {
                 self.i += 1;
                 self.out.push('|');
                 continue;
             }
-            return Ok(());
+            return Ok(if alts.len() == 1 {
+                alts.pop().expect("one")
+            } else {
+                Node::Alt(alts)
+            });
         }
     }
 
-    fn term(&mut self) -> Result<(), String> {
+    fn term(&mut self) -> Result<Node, String> {
         let c = self.peek().expect("a term starts at a character");
-        match c {
+        let at = self.i;
+        let one = |ch: char| Node::Set {
+            at,
+            set: vec![(ch as u32, ch as u32)],
+        };
+        let atom = match c {
             '^' | '$' => {
                 self.i += 1;
                 self.out.push_str(if c == '^' { "\\A" } else { "\\z" });
-                return self.no_quantifier(&c.to_string());
+                self.no_quantifier(&c.to_string())?;
+                return Ok(Node::Empty);
             }
             '(' => self.group()?,
             '[' => self.class()?,
             '.' => {
                 self.i += 1;
                 self.out.push_str("[^\\n\\r\\x{2028}\\x{2029}]");
+                Node::Set {
+                    at,
+                    set: complement(&[(0xA, 0xA), (0xD, 0xD), (0x2028, 0x2029)]),
+                }
             }
             '\\' => match self.escape(false)? {
-                Esc::Char(ch) => push_char(&mut self.out, ch),
+                Esc::Char(ch) => {
+                    push_char(&mut self.out, ch);
+                    one(ch)
+                }
                 // Refused already; the output is not used.
-                Esc::Class => self.out.push('x'),
-                Esc::Boundary => return self.no_quantifier("\\b"),
+                Esc::Class => {
+                    self.out.push('x');
+                    one('x')
+                }
+                Esc::Boundary => {
+                    self.no_quantifier("\\b")?;
+                    return Ok(Node::Empty);
+                }
             },
             '*' | '+' | '?' => return Err(invalid(format!("nothing to repeat before '{c}'"))),
             '{' => return Err(invalid("a lone '{' (write \\{)")),
@@ -138,9 +192,10 @@ impl Parser {
             other => {
                 self.i += 1;
                 push_char(&mut self.out, other);
+                one(other)
             }
-        }
-        self.quantifier()
+        };
+        self.quantifier(atom)
     }
 
     fn at_quantifier(&self) -> bool {
@@ -156,11 +211,17 @@ impl Parser {
         Ok(())
     }
 
-    fn quantifier(&mut self) -> Result<(), String> {
-        match self.peek() {
+    fn quantifier(&mut self, atom: Node) -> Result<Node, String> {
+        let at = self.i;
+        let (min, max) = match self.peek() {
             Some(q @ ('*' | '+' | '?')) => {
                 self.i += 1;
                 self.out.push(q);
+                match q {
+                    '*' => (0, None),
+                    '+' => (1, None),
+                    _ => (0, Some(1)),
+                }
             }
             Some('{') => {
                 self.i += 1;
@@ -190,9 +251,10 @@ impl Parser {
                     Some(h) if h == lo => self.out.push_str(&format!("{{{lo}}}")),
                     Some(h) => self.out.push_str(&format!("{{{lo},{h}}}")),
                 }
+                (lo, hi)
             }
-            _ => return Ok(()),
-        }
+            _ => return Ok(atom),
+        };
         if self.peek() == Some('?') {
             self.i += 1;
             self.out.push('?');
@@ -202,7 +264,12 @@ impl Parser {
                 "nothing to repeat: a quantifier after a quantifier",
             ));
         }
-        Ok(())
+        Ok(Node::Repeat {
+            node: Box::new(atom),
+            min,
+            max,
+            at,
+        })
     }
 
     /// Decimal digits, if any (saturating: a huge bound is refused by its size).
@@ -216,7 +283,7 @@ impl Parser {
         (self.i > start).then_some(n)
     }
 
-    fn group(&mut self) -> Result<(), String> {
+    fn group(&mut self) -> Result<Node, String> {
         self.i += 1;
         if self.peek() == Some('?') {
             match (self.peek_at(1), self.peek_at(2)) {
@@ -242,14 +309,14 @@ impl Parser {
             return Err(not_run("groups nested deeper than 64"));
         }
         self.out.push_str("(?:");
-        self.disjunction()?;
+        let node = self.disjunction()?;
         if self.peek() != Some(')') {
             return Err(invalid("a '(' without ')'"));
         }
         self.i += 1;
         self.depth -= 1;
         self.out.push(')');
-        Ok(())
+        Ok(node)
     }
 
     /// `(?ims-ims:` (ECMAScript 2025 modifiers), after the `(`.
@@ -269,7 +336,8 @@ impl Parser {
         false
     }
 
-    fn class(&mut self) -> Result<(), String> {
+    fn class(&mut self) -> Result<Node, String> {
+        let at = self.i;
         self.i += 1;
         let negated = self.peek() == Some('^');
         if negated {
@@ -326,21 +394,30 @@ impl Parser {
         if items.is_empty() {
             // Only an empty class or one of class escapes, both refused already.
             self.out.push('x');
-            return Ok(());
+            return Ok(Node::Set {
+                at,
+                set: vec![(0x78, 0x78)],
+            });
         }
         self.out.push('[');
         if negated {
             self.out.push('^');
         }
+        let mut set = Vec::with_capacity(items.len());
         for (a, b) in items {
             push_char(&mut self.out, a);
             if b != a {
                 self.out.push('-');
                 push_char(&mut self.out, b);
             }
+            set.push((a as u32, b as u32));
         }
         self.out.push(']');
-        Ok(())
+        let set = normalize(set);
+        Ok(Node::Set {
+            at,
+            set: if negated { complement(&set) } else { set },
+        })
     }
 
     /// A character of a class, or `None` for a class escape (`\d`, refused already).
@@ -487,6 +564,35 @@ impl Parser {
             'x'
         }))
     }
+}
+
+/// Ranges sorted and merged (touching ones too).
+fn normalize(mut set: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    set.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(set.len());
+    for (a, b) in set {
+        match out.last_mut() {
+            Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// The code points not in `set` (sorted and merged), up to U+10FFFF.
+fn complement(set: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    let mut out = vec![];
+    let mut next = 0u32;
+    for &(a, b) in set {
+        if a > next {
+            out.push((next, a - 1));
+        }
+        next = b + 1;
+    }
+    if next <= 0x10FFFF {
+        out.push((next, 0x10FFFF));
+    }
+    out
 }
 
 /// A character in `regex-lite` syntax that means only itself, anywhere in a pattern.

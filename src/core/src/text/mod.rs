@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod amount;
+pub mod backtrack;
 pub mod bytes;
 pub mod ecma;
 pub mod integer;

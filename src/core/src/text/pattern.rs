@@ -1,8 +1,10 @@
 //! Patterns from profiles are run only when they are safe: short, no back references, no
-//! lookarounds, no repeating group inside a repeating group (exponential backtracking in
-//! engines that backtrack), and read by the host exactly as ECMAScript with the `u` flag reads
-//! them (MCP clients compile a schema's `pattern` so; see [`super::ecma`]). `regex-lite` runs
-//! the rest, without backtracking blow-ups.
+//! lookarounds, no repeating group inside a repeating group (the reference's rule), no
+//! repetition that reads one text in more than one way (exponential backtracking in engines
+//! that backtrack, whatever its shape: [`super::backtrack`]), and read by the host exactly as
+//! ECMAScript with the `u` flag reads them (MCP clients compile a schema's `pattern` so; see
+//! [`super::ecma`]). `regex-lite` runs the rest, without backtracking blow-ups; the schemas
+//! hand the same patterns to clients whose engines backtrack.
 
 use regex_lite::Regex;
 
@@ -18,7 +20,8 @@ pub fn compile_pattern(p: &str) -> Result<Regex, String> {
     }
     scan(p)?;
     // Run as ECMAScript (u flag) reads it: the pattern is the schema's too.
-    let host = super::ecma::ecmascript_to_host(p)?;
+    let (host, node) = super::ecma::read_pattern(p)?;
+    super::backtrack::check(&node)?;
     Regex::new(&host).map_err(|e| {
         format!(
             "pattern refused: not a valid pattern ({})",
