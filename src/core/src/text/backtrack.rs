@@ -162,7 +162,17 @@ pub fn check(node: &Node) -> Result<(), String> {
         sets: vec![],
         follow: vec![],
     };
-    let built = a.build(node);
+    let refused_at = |at: usize| {
+        Err(format!(
+            "pattern refused: a repetition that can read the same text in more than one way, at \
+             code point {} (exponential backtracking in engines that backtrack, such as \
+             JavaScript's; write each repeated part so that only one way fits)",
+            at + 1
+        ))
+    };
+    if let Err(at) = a.build(node) {
+        return refused_at(at);
+    }
     let n = a.sets.len();
     // A step written twice (`(a*)+` links `a` to itself in each repetition, `(a?b?)*` links `a`
     // to `b` in the sequence and in the repetition) is two ways to take it.
@@ -183,18 +193,7 @@ pub fn check(node: &Node) -> Result<(), String> {
         }
         Ok(())
     };
-    let refused_at = |at: usize| {
-        Err(format!(
-            "pattern refused: a repetition that can read the same text in more than one way, at \
-             code point {} (exponential backtracking in engines that backtrack, such as \
-             JavaScript's; write each repeated part so that only one way fits)",
-            at + 1
-        ))
-    };
     let refused = |q: usize| refused_at(a.sets[q].0);
-    if let Err(at) = built {
-        return refused_at(at);
-    }
     // Two ways to take one step on a loop: two ways around it.
     let mut component = vec![usize::MAX; n];
     let mut next = 0;
