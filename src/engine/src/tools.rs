@@ -455,27 +455,160 @@ async fn prepare<R: Runtime>(
     rt.with_state(|s| target_access(s, &plan.name, canister.id, owner))?;
     let identity: [u8; 32] = out.identity_digest();
     // Preparing the same intent again answers the same preview while it is not settled.
-    let (existing, floor) = rt.with_state(|s| {
-        let existing = s
-            .intent_keys
+    let existing = rt.with_state(|s| {
+        s.intent_keys
             .get(&(owner, identity))
-            .and_then(|id| s.intents.get(&id));
-        (existing, s.stamp_floor(owner, identity))
+            .and_then(|id| s.intents.get(&id))
     });
     if let Some(existing) = existing {
         return Ok(existing_answer(&existing));
     }
     rt.mark("prepare: existing checked");
-    // A stamp is never handed out twice for the same arguments: at the clock, or just above
-    // the last one when the clock has not moved past it (read again, rarely).
-    if let (Some(stamp), Some(f)) = (out.stamp_ns, floor) {
-        if stamp <= f {
-            let above = send::choose_stamp(now, None, floor)
-                .map_err(|e| err(ErrorCode::InvalidInput, e))?;
-            (out, canister) = read_with(plan, &input, &canisters, owner, above, names.as_ref())?;
+    let limits = rt.with_state(|s| s.limits());
+    let mut input_json = canonical_json(&input);
+    // The arguments' stamp floor, once read: `None` until then. The common stamp (the clock)
+    // is above it, so the floor is not read first but written, and the value it replaces is
+    // the floor (one B-tree operation where a read and a write were two); only when that value
+    // is at or above the stamp is it put back and the input read again above it.
+    let mut floor_read: Option<Option<u64>> = None;
+    let created = loop {
+        // A stamp is never handed out twice for the same arguments: at the clock, or just
+        // above the last one when the clock has not moved past it.
+        if let (Some(stamp), Some(Some(f))) = (out.stamp_ns, floor_read) {
+            if stamp <= f {
+                let above = send::choose_stamp(now, None, Some(f))
+                    .map_err(|e| err(ErrorCode::InvalidInput, e))?;
+                (out, canister) =
+                    read_with(plan, &input, &canisters, owner, above, names.as_ref())?;
+            }
         }
-    }
-    let used: Vec<StoredName> = match &names {
+        let used = names_used(&names, &out);
+        let bytes = codec::encode_args_with(plan, &tool.types, &out.args)
+            .map_err(|e| err(ErrorCode::InvalidInput, e))?;
+        rt.mark("prepare: encoded");
+        // Whatever the form says: the funds these bytes move are the owner's.
+        crate::custody::check(&plan.method, &bytes, owner)?;
+        rt.mark("prepare: custody checked");
+        let stored = rt.with_state(|s| {
+            // The plan, the canister and its forms were read before the name sets' await: a
+            // registration change since (a canister removed, a form dropped or replaced)
+            // stores nothing.
+            if s.config.get().catalog_revision != revision {
+                return Err(err(ErrorCode::Retry, "forms or canisters changed while the input was read; nothing was stored: call the tool again"));
+            }
+            let open = s.open_count(&owner);
+            if open >= limits.max_open_intents_per_owner {
+                return Err(err(ErrorCode::Limit, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
+            }
+            let kept = s.kept_count(&owner);
+            if kept >= limits.max_intents_per_owner {
+                return Err(err(ErrorCode::Limit, format!("{owner} keeps {} intents, the most allowed; settled ones are removed {} s after they settle", limits.max_intents_per_owner, limits.retention_seconds)));
+            }
+            if s.intents.len() >= limits.max_intents {
+                return Err(err(ErrorCode::Limit, format!("the tool host keeps {} intents, the most allowed", limits.max_intents)));
+            }
+            let stored = s.config.get().stored_input_bytes;
+            if stored.saturating_add(input_json.len() as u64) > limits.max_stored_input_bytes {
+                return Err(err(ErrorCode::Limit, format!("the tool host keeps {stored} bytes of tool inputs; {} more would pass the limit of {}", input_json.len(), limits.max_stored_input_bytes)));
+            }
+            // Nothing is refused from here on: the floor is raised (after the last await:
+            // what is read or replaced now is current).
+            let floor = match (out.stamp_ns, floor_read) {
+                (Some(stamp), None) => {
+                    let before = s.stamp_floors.insert((owner, identity), stamp);
+                    if let Some(f) = before.filter(|f| *f >= stamp) {
+                        s.stamp_floors.insert((owner, identity), f);
+                        return Ok(Err(f));
+                    }
+                    before
+                }
+                (Some(stamp), Some(f)) => {
+                    s.raise_stamp_floor_from(owner, identity, stamp, f);
+                    f
+                }
+                (None, Some(f)) => f,
+                (None, None) => s.stamp_floor(owner, identity),
+            };
+            let id = s.next_intent_id(input_json.len() as u64);
+            let preview = display::preview(plan, &out, &canister, &bytes, &id.to_string());
+            let expires_at =
+                now.saturating_add(limits.preview_ttl_seconds.saturating_mul(1_000_000_000));
+            let intent = Intent {
+                id,
+                owner,
+                preparer: caller,
+                canister: canister.id,
+                form_id: plan.form.id.clone(),
+                tool: plan.name.clone(),
+                method: plan.method.clone(),
+                input_json: std::mem::take(&mut input_json),
+                identity,
+                digest: digest(&bytes),
+                preview_json: crate::model::stored_preview(
+                    serde_json::to_string(&preview).unwrap_or_default(),
+                    &bytes,
+                ),
+                arg: bytes,
+                stamp_ns: out.stamp_ns,
+                memo: out.memo.clone(),
+                summary: results::summary(&preview),
+                status: Status::Open,
+                outcome: None,
+                finding: None,
+                reply_json: None,
+                created_at: now,
+                updated_at: now,
+                expires_at,
+                settled_at: None,
+                attempts: vec![],
+                generation: 0,
+                retry_same: 0,
+                rejects_4_5: 0,
+                had_unknown: false,
+                confirm_requested_at: None,
+                reconcile_tries: 0,
+                before_send: None,
+                reconcile_at: None,
+                scan: None,
+                held_for_good: false,
+                names: used,
+                prior_floor: floor,
+                max_stamp: out.stamp_ns,
+            };
+            s.schedule_expiry(expires_at, id, true);
+            s.put_new_intent(intent.clone(), kept, open);
+            Ok(Ok(intent))
+        })?;
+        match stored {
+            Ok(intent) => break intent,
+            // A stamp at or above this one was handed out for these arguments (the clock has
+            // not moved past it): the floor was put back; read the input again above it.
+            Err(f) => floor_read = Some(Some(f)),
+        }
+    };
+    rt.mark("prepare: stored");
+    schedule::arm_new(rt);
+    rt.mark("prepare: rearmed");
+    let mut v = Answer::of(&created);
+    v.status = "prepared";
+    let r = results::ok(
+        format!(
+            "Prepared intent {}: {}. Nothing is sent until the owner confirms it.",
+            created.id, created.summary
+        ),
+        v,
+        None,
+    );
+    rt.mark("prepare: answered");
+    Ok(r)
+}
+
+/// The name set entries the input used, kept with the intent for its re-stamps.
+fn names_used(
+    names: &Option<std::collections::BTreeMap<String, Vec<NameEntry>>>,
+    out: &tool_host_core::read::ReadOutput,
+) -> Vec<StoredName> {
+    match names {
         Some(sets) if !out.names_used.is_empty() => {
             let typed: std::collections::BTreeSet<&String> = out.names_used.values().collect();
             sets.iter()
@@ -492,105 +625,7 @@ async fn prepare<R: Runtime>(
                 .collect()
         }
         _ => vec![],
-    };
-    let bytes = codec::encode_args_with(plan, &tool.types, &out.args)
-        .map_err(|e| err(ErrorCode::InvalidInput, e))?;
-    rt.mark("prepare: encoded");
-    // Whatever the form says: the funds these bytes move are the owner's.
-    crate::custody::check(&plan.method, &bytes, owner)?;
-    rt.mark("prepare: custody checked");
-    let limits = rt.with_state(|s| s.limits());
-    let input_json = canonical_json(&input);
-    let created = rt.with_state(|s| {
-        // The plan, the canister and its forms were read before the name sets' await: a
-        // registration change since (a canister removed, a form dropped or replaced) stores
-        // nothing.
-        if s.config.get().catalog_revision != revision {
-            return Err(err(ErrorCode::Retry, "forms or canisters changed while the input was read; nothing was stored: call the tool again"));
-        }
-        let open = s.open_count(&owner);
-        if open >= limits.max_open_intents_per_owner {
-            return Err(err(ErrorCode::Limit, format!("{owner} has {} intents that are not settled, the most allowed; confirm, decline or let some expire", limits.max_open_intents_per_owner)));
-        }
-        let kept = s.kept_count(&owner);
-        if kept >= limits.max_intents_per_owner {
-            return Err(err(ErrorCode::Limit, format!("{owner} keeps {} intents, the most allowed; settled ones are removed {} s after they settle", limits.max_intents_per_owner, limits.retention_seconds)));
-        }
-        if s.intents.len() >= limits.max_intents {
-            return Err(err(ErrorCode::Limit, format!("the tool host keeps {} intents, the most allowed", limits.max_intents)));
-        }
-        let stored = s.config.get().stored_input_bytes;
-        if stored.saturating_add(input_json.len() as u64) > limits.max_stored_input_bytes {
-            return Err(err(ErrorCode::Limit, format!("the tool host keeps {stored} bytes of tool inputs; {} more would pass the limit of {}", input_json.len(), limits.max_stored_input_bytes)));
-        }
-        let id = s.next_intent_id(input_json.len() as u64);
-        let preview = display::preview(plan, &out, &canister, &bytes, &id.to_string());
-        let expires_at = now.saturating_add(limits.preview_ttl_seconds.saturating_mul(1_000_000_000));
-        let intent = Intent {
-            id,
-            owner,
-            preparer: caller,
-            canister: canister.id,
-            form_id: plan.form.id.clone(),
-            tool: plan.name.clone(),
-            method: plan.method.clone(),
-            input_json,
-            identity,
-            digest: digest(&bytes),
-            preview_json: crate::model::stored_preview(
-                serde_json::to_string(&preview).unwrap_or_default(),
-                &bytes,
-            ),
-            arg: bytes,
-            stamp_ns: out.stamp_ns,
-            memo: out.memo.clone(),
-            summary: results::summary(&preview),
-            status: Status::Open,
-            outcome: None,
-            finding: None,
-            reply_json: None,
-            created_at: now,
-            updated_at: now,
-            expires_at,
-            settled_at: None,
-            attempts: vec![],
-            generation: 0,
-            retry_same: 0,
-            rejects_4_5: 0,
-            had_unknown: false,
-            confirm_requested_at: None,
-            reconcile_tries: 0,
-            before_send: None,
-            reconcile_at: None,
-            scan: None,
-            held_for_good: false,
-            names: used,
-            prior_floor: floor,
-            max_stamp: out.stamp_ns,
-        };
-        if let Some(stamp) = intent.stamp_ns {
-            // The floor read above, after the last await: still current.
-            s.raise_stamp_floor_from(owner, identity, stamp, floor);
-        }
-        s.schedule_expiry(expires_at, id, true);
-        s.put_new_intent(intent.clone(), kept, open);
-        Ok(intent)
-    })?;
-    rt.mark("prepare: stored");
-    schedule::arm_new(rt);
-    rt.mark("prepare: rearmed");
-    let mut v = Answer::of(&created);
-    v.status = "prepared";
-    let r = results::ok(
-        format!(
-            "Prepared intent {}: {}. Nothing is sent until the owner confirms it.",
-            created.id, created.summary
-        ),
-        v,
-        None,
-    );
-    rt.mark("prepare: answered");
-    Ok(r)
+    }
 }
 
 /// The answer to preparing an intent that exists: its preview, and outcome `unknown` if any

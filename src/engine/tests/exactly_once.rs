@@ -519,6 +519,34 @@ fn s11_a_stamp_declined_before_any_send_is_never_handed_out_again() {
     );
     assert_ne!(ib.memo, ia.memo);
     assert_ne!(ib.digest, ia.digest);
+    // The second prepare wrote its stamp over the floor, found the first stamp there (at or
+    // above its own), put it back and stamped above it: the floor is the second stamp, and
+    // the floor before it the first.
+    assert_eq!(ib.prior_floor, ia.stamp_ns);
+    let floor = w.state.borrow().stamp_floor(owner(), ib.identity);
+    assert_eq!(floor, ib.stamp_ns);
+    // A third in the same instant finds a floor above the clock: put back, stamped above.
+    tool_host_engine::send::decline(&*w, owner(), b, None).unwrap();
+    let (c, _) = w.prepare("1");
+    let ic = w.intent(c);
+    assert_eq!(ic.prior_floor, ib.stamp_ns);
+    assert_eq!(ic.stamp_ns, ib.stamp_ns.map(|s| s + 1));
+    assert_eq!(
+        w.state.borrow().stamp_floor(owner(), ic.identity),
+        ic.stamp_ns
+    );
+    let ib = ic;
+    // A fourth, the clock moved: stamped at the clock over the third's floor.
+    tool_host_engine::send::decline(&*w, owner(), c, None).unwrap();
+    w.advance(SEC);
+    let (c, _) = w.prepare("1");
+    let ic = w.intent(c);
+    assert_eq!(ic.prior_floor, ib.stamp_ns);
+    assert!(ic.stamp_ns > ib.stamp_ns);
+    assert_eq!(
+        w.state.borrow().stamp_floor(owner(), ic.identity),
+        ic.stamp_ns
+    );
 }
 
 #[test]
