@@ -507,7 +507,7 @@ fn slot_fill<'a>(plan: &'a mut tool_host_core::plan::ToolPlan, name: &str) -> &'
 #[test]
 fn custody_the_plan_guard_holds_whatever_a_plan_says() {
     let p = build_tool_plans(&[tool_host_core::packs::pack("icrc1").unwrap()]);
-    let plan = p.plans["prepare_icrc1_transfer"].clone();
+    let plan = (*p.plans["prepare_icrc1_transfer"]).clone();
     assert_eq!(check_plan(&plan), Ok(()));
     // A stamped plan whose stamp is not filled.
     let mut unstamped = plan.clone();
@@ -522,7 +522,7 @@ fn custody_the_plan_guard_holds_whatever_a_plan_says() {
     *slot_fill(&mut no_memo, "memo") = Fill::Empty;
     assert!(check_plan(&no_memo).unwrap_err().contains("memo"));
     // A stamp without the method's idempotency.
-    let mut claimed = p.plans["icrc1_fee"].clone();
+    let mut claimed = (*p.plans["icrc1_fee"]).clone();
     claimed.has_stamp = true;
     assert!(check_plan(&claimed).is_err());
     // A read tool of a method that moves funds.

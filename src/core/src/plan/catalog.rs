@@ -13,7 +13,8 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug)]
 pub struct FormTools {
     /// The plans that passed [`check_plan`], in the form's method order.
-    pub candidates: Vec<ToolPlan>,
+    /// Shared (`Arc`): combining forms ([`combine_tool_plans`]) copies pointers, not plans.
+    pub candidates: Vec<Arc<ToolPlan>>,
     /// The methods (and cases) without a rule, with the reason.
     pub skipped: Vec<Skip>,
     /// The methods this form sends only after the owner's confirmation.
@@ -22,7 +23,7 @@ pub struct FormTools {
 
 /// Plans one form's methods (see [`FormTools`]).
 pub fn plan_form(fr: &FormRef) -> FormTools {
-    let mut candidates: Vec<ToolPlan> = vec![];
+    let mut candidates: Vec<Arc<ToolPlan>> = vec![];
     let mut skipped: Vec<Skip> = vec![];
     let mut confirmed: BTreeSet<String> = BTreeSet::new();
     for (name, method) in &fr.form.methods {
@@ -39,7 +40,7 @@ pub fn plan_form(fr: &FormRef) -> FormTools {
                             if p.kind == ToolKind::Prepare {
                                 confirmed.insert(p.method.clone());
                             }
-                            candidates.push(p);
+                            candidates.push(Arc::new(p));
                         }
                         Err(reason) => skipped.push(Skip {
                             method: name.clone(),

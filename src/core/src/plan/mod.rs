@@ -137,8 +137,9 @@ pub struct Skip {
 
 #[derive(Clone, Debug, Default)]
 pub struct ToolPlans {
-    /// By tool name.
-    pub plans: BTreeMap<String, ToolPlan>,
+    /// By tool name; shared with each form's [`FormTools`], so that combining forms
+    /// again after one changed copies no plan.
+    pub plans: BTreeMap<String, Arc<ToolPlan>>,
     pub skipped: Vec<Skip>,
 }
 
