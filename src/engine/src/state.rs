@@ -683,14 +683,25 @@ impl<M: Memory> State<M> {
         self.stamp_floors.get(&(owner, identity))
     }
 
-    /// Records a stamp handed out: every later stamp for these arguments is above it.
-    pub fn raise_stamp_floor(&mut self, owner: Principal, identity: [u8; 32], stamp: u64) {
-        let floor = self.stamp_floor(owner, identity);
-        self.raise_stamp_floor_from(owner, identity, stamp, floor);
+    /// Records a stamp handed out: every later stamp for these arguments is above it. Returns
+    /// the floor before. The stamp is written first and the floor taken from what it replaced
+    /// (put back when higher): one B-tree operation where a read and a write were two, in the
+    /// common case of a stamp above the floor (the floors hold one entry per intent kept).
+    pub fn raise_stamp_floor(
+        &mut self,
+        owner: Principal,
+        identity: [u8; 32],
+        stamp: u64,
+    ) -> Option<u64> {
+        let before = self.stamp_floors.insert((owner, identity), stamp);
+        if let Some(f) = before.filter(|f| *f > stamp) {
+            self.stamp_floors.insert((owner, identity), f);
+        }
+        before
     }
 
     /// [`State::raise_stamp_floor`] when the floor was read in the same execution (a prepare
-    /// reads it to choose the stamp): one B-tree operation fewer.
+    /// that had to stamp above it): no write when the stamp is not above it.
     pub fn raise_stamp_floor_from(
         &mut self,
         owner: Principal,

@@ -467,9 +467,9 @@ async fn prepare<R: Runtime>(
     let limits = rt.with_state(|s| s.limits());
     let mut input_json = canonical_json(&input);
     // The arguments' stamp floor, once read: `None` until then. The common stamp (the clock)
-    // is above it, so the floor is not read first but written, and the value it replaces is
-    // the floor (one B-tree operation where a read and a write were two); only when that value
-    // is at or above the stamp is it put back and the input read again above it.
+    // is above it, so the floor is not read first: raising it answers what it was
+    // (`State::raise_stamp_floor`); only when that is at or above the stamp is the input read
+    // again above it.
     let mut floor_read: Option<Option<u64>> = None;
     let created = loop {
         // A stamp is never handed out twice for the same arguments: at the clock, or just
@@ -515,9 +515,9 @@ async fn prepare<R: Runtime>(
             // what is read or replaced now is current).
             let floor = match (out.stamp_ns, floor_read) {
                 (Some(stamp), None) => {
-                    let before = s.stamp_floors.insert((owner, identity), stamp);
+                    let before = s.raise_stamp_floor(owner, identity, stamp);
+                    // Handed out already (the floor is as it was): stamp above it.
                     if let Some(f) = before.filter(|f| *f >= stamp) {
-                        s.stamp_floors.insert((owner, identity), f);
                         return Ok(Err(f));
                     }
                     before
