@@ -472,7 +472,7 @@ impl<M: Memory> State<M> {
         let before = self
             .intents
             .insert(intent)
-            .map(|old| (old.status(), old.identity()));
+            .map(|old| (old.status, old.identity));
         let now_open = !status.is_final();
         match before {
             None => {

@@ -52,6 +52,24 @@ fn intent(id: u64, input: usize, preview: usize, status: Status) -> Intent {
     }
 }
 
+/// A head is written as version 4 and postcard's bytes (the layout earlier releases wrote and
+/// read), shorter and longer than the buffer it starts in.
+#[test]
+fn heads_are_their_version_and_postcards_bytes() {
+    let (mut head, _) = intent(3, 10, 10, Status::Open).split(BodyRef {
+        first: 3,
+        len: 900,
+        write: 5,
+    });
+    for reply in [0usize, 300, 600] {
+        head.reply_json = Some("r".repeat(reply));
+        let mut want = vec![4];
+        want.extend(postcard::to_allocvec(&head).unwrap());
+        let got = Versioned::encode(&StoredIntent::Head(head.clone()));
+        assert_eq!(got, want, "{reply}");
+    }
+}
+
 fn store() -> (IntentStore<VectorMemory>, VectorMemory, VectorMemory) {
     let (h, b) = (VectorMemory::default(), VectorMemory::default());
     (IntentStore::init(h.clone(), b.clone()), h, b)
@@ -105,7 +123,7 @@ proptest! {
                 Op::Put { id, input } => {
                     let i = intent(id, input, 100, Status::Open);
                     let before = s.insert(i.clone());
-                    prop_assert_eq!(before.map(|b| b.status()), model.get(&id).map(|m| m.status));
+                    prop_assert_eq!(before.map(|b| b.status), model.get(&id).map(|m| m.status));
                     model.insert(id, i);
                 }
                 Op::Settle { id } => {
@@ -170,10 +188,7 @@ fn a_head_only_write_keeps_the_body_and_a_new_body_frees_the_old() {
         result: AttemptResult::Pending,
         log_length: Some(4),
     });
-    assert_eq!(
-        s.insert(sent.clone()).map(|b| b.status()),
-        Some(Status::Open)
-    );
+    assert_eq!(s.insert(sent.clone()).map(|b| b.status), Some(Status::Open));
     assert_eq!(s.body_chunks(), (chunks, 0), "the body stayed where it was");
     assert_eq!(s.get(&1), Some(sent.clone()));
     // Stamped again: new argument bytes, a new preview; the old chunks are free, then reused.
@@ -232,7 +247,7 @@ fn a_whole_record_is_read_and_split_when_written() {
     assert_eq!(s.get(&4).map(|i| i.status), Some(Status::Done));
     s.check().unwrap();
     let before = s.insert(i.clone()).unwrap();
-    assert!(matches!(before, StoredIntent::Whole(_)));
+    assert!(before.whole);
     assert!(matches!(s.get_head(&3), Some(StoredIntent::Head(_))));
     assert_eq!(s.get(&3), Some(i));
     s.check().unwrap();
@@ -359,4 +374,36 @@ fn a_hint_to_reused_chunks_of_the_same_length_is_caught() {
     s1.insert(settled.clone());
     s1.check().unwrap();
     assert_eq!(IntentStore::init(h, b).get(&5), Some(settled));
+}
+
+/// A write knows what it replaced from what it remembers only when the replaced record is,
+/// byte for byte, the one it remembers: a head rewritten behind its back (another store over
+/// the same memory; the state never opens two) is decoded, and the indexes get its status.
+#[test]
+fn what_a_write_replaced_is_the_stored_record_not_the_remembered_one() {
+    let (h, b) = (VectorMemory::default(), VectorMemory::default());
+    let mut s1 = IntentStore::init(h.clone(), b.clone());
+    s1.insert(intent(5, 30, 30, Status::Open));
+    let mut s2 = IntentStore::init(h.clone(), b.clone());
+    let mut sent = s2.get(&5).unwrap();
+    sent.status = Status::InFlight;
+    sent.identity = [9; 32];
+    assert_eq!(s2.insert(sent).map(|r| r.status), Some(Status::Open));
+    // s1 remembers the open head; the stored one is in flight with another identity.
+    let mut done = s1.get(&5).unwrap();
+    done.status = Status::Done;
+    let replaced = s1.insert(done.clone()).unwrap();
+    assert_eq!(
+        (replaced.status, replaced.identity, replaced.whole),
+        (Status::InFlight, [9; 32], false)
+    );
+    // Remembered and unchanged: known without decoding, and the same answer.
+    let mut settled = done;
+    settled.status = Status::Settled;
+    let replaced = s1.insert(settled).unwrap();
+    assert_eq!(
+        (replaced.status, replaced.identity),
+        (Status::Done, [5; 32])
+    );
+    s1.check().unwrap();
 }
