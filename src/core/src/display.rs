@@ -334,6 +334,9 @@ pub struct Preview {
     pub effect: EffectView,
     /// The arguments as `Display` shows them; an array for a method with more than one.
     pub arguments: Value,
+    /// The argument bytes in hex; left out of the JSON when empty (a preview made by
+    /// [`preview_without_hex`]). Last: an intent stores its preview without this member.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub arg_hex: String,
 }
 
@@ -345,6 +348,21 @@ pub fn preview(
     preview_id: &str,
 ) -> Preview {
     Preview {
+        arg_hex: crate::text::bytes::to_hex(arg_bytes),
+        ..preview_without_hex(plan, out, canister, preview_id)
+    }
+}
+
+/// A preview without its `arg_hex`, as an intent stores it (the intent keeps the bytes
+/// themselves): its JSON is the whole preview's with that last member taken off, made without
+/// writing the hex only to take it off again.
+pub fn preview_without_hex(
+    plan: &ToolPlan,
+    out: &ReadOutput,
+    canister: &Canister,
+    preview_id: &str,
+) -> Preview {
+    Preview {
         preview_id: preview_id.to_string(),
         tool: plan.name.clone(),
         method: plan.method.clone(),
@@ -353,7 +371,7 @@ pub fn preview(
         title: plan.title.clone(),
         effect: (&plan.effect).into(),
         arguments: display_args(plan, &out.args, &canister.refs, &out.names_used),
-        arg_hex: crate::text::bytes::to_hex(arg_bytes),
+        arg_hex: String::new(),
     }
 }
 

@@ -293,6 +293,15 @@ fn previews_show_amounts_accounts_times_and_exact_bytes() {
         json!("2026-12-01T10:00:00Z")
     );
     assert_eq!(pv.arg_hex, hex::encode(&bytes));
+    // As an intent stores it: the same text with its last member, `arg_hex`, taken off.
+    let full = serde_json::to_string(&pv).unwrap();
+    let without = tool_host_core::display::preview_without_hex(plan, &out, &ledger(), "p1");
+    let hex_member = format!(",\"arg_hex\":\"{}\"}}", hex::encode(&bytes));
+    assert!(full.ends_with(&hex_member), "{full}");
+    assert_eq!(
+        serde_json::to_string(&without).unwrap(),
+        format!("{}}}", &full[..full.len() - hex_member.len()])
+    );
     assert_eq!(pv.title, "Transfer tokens");
     assert_eq!(pv.canister_label.as_deref(), Some("TKA"));
     // The bytes decode back to the same value.

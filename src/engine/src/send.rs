@@ -556,7 +556,7 @@ fn restamp<M: Memory>(
     })?;
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(RestampError::Input)?;
-    let preview = display::preview(plan, &out, &canister, &bytes, &i.id.to_string());
+    let preview = display::preview_without_hex(plan, &out, &canister, &i.id.to_string());
     let ttl = s.limits().preview_ttl_seconds.saturating_mul(SEC);
     if let Some(stamp) = out.stamp_ns {
         s.raise_stamp_floor(i.owner, i.identity, stamp);
@@ -567,8 +567,8 @@ fn restamp<M: Memory>(
     i.stamp_ns = out.stamp_ns;
     i.memo = out.memo;
     i.summary = results::summary(&preview);
-    i.preview_json =
-        crate::model::stored_preview(serde_json::to_string(&preview).unwrap_or_default(), &i.arg);
+    // Stored without its `arg_hex` (the intent keeps the bytes): `Intent::preview_text`.
+    i.preview_json = serde_json::to_string(&preview).unwrap_or_default();
     i.generation += 1;
     i.status = Status::Open;
     i.scan = None;

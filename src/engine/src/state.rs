@@ -444,9 +444,6 @@ impl<M: Memory> State<M> {
         self.scheduled_at(at);
     }
 
-    /// Writes an intent, keeping the indexes and counts in step with its status. What it was
-    /// before comes from the map's insert, which decodes the replaced record anyway; so an
-    /// update costs the writes it needs and no lookups.
     /// Stores a new, open intent when its owner's kept and open counts were read in the same
     /// execution (a prepare checks them against the limits): the counts are written without
     /// being read again, two B-tree operations fewer than [`State::put_intent`].
@@ -465,6 +462,9 @@ impl<M: Memory> State<M> {
         self.open_counts.insert(owner, open + 1);
     }
 
+    /// Writes an intent, keeping the indexes and counts in step with its status. What it was
+    /// before comes from the store's insert (the replaced record, decoded unless it is byte for
+    /// byte the one the store remembers); so an update costs the writes it needs and no lookups.
     pub fn put_intent(&mut self, intent: Intent) {
         let (owner, id, identity, status) =
             (intent.owner, intent.id, intent.identity, intent.status);

@@ -471,7 +471,7 @@ async fn prepare<R: Runtime>(
     // (`State::raise_stamp_floor`); only when that is at or above the stamp is the input read
     // again above it.
     let mut floor_read: Option<Option<u64>> = None;
-    let created = loop {
+    let answer = loop {
         // A stamp is never handed out twice for the same arguments: at the clock, or just
         // above the last one when the clock has not moved past it.
         if let (Some(stamp), Some(Some(f))) = (out.stamp_ns, floor_read) {
@@ -530,7 +530,7 @@ async fn prepare<R: Runtime>(
                 (None, None) => s.stamp_floor(owner, identity),
             };
             let id = s.next_intent_id(input_json.len() as u64);
-            let preview = display::preview(plan, &out, &canister, &bytes, &id.to_string());
+            let preview = display::preview_without_hex(plan, &out, &canister, &id.to_string());
             let expires_at =
                 now.saturating_add(limits.preview_ttl_seconds.saturating_mul(1_000_000_000));
             let intent = Intent {
@@ -544,10 +544,8 @@ async fn prepare<R: Runtime>(
                 input_json: std::mem::take(&mut input_json),
                 identity,
                 digest: digest(&bytes),
-                preview_json: crate::model::stored_preview(
-                    serde_json::to_string(&preview).unwrap_or_default(),
-                    &bytes,
-                ),
+                // Made without its `arg_hex` (the intent keeps the bytes): `preview_text`.
+                preview_json: serde_json::to_string(&preview).unwrap_or_default(),
                 arg: bytes,
                 stamp_ns: out.stamp_ns,
                 memo: out.memo.clone(),
@@ -576,11 +574,13 @@ async fn prepare<R: Runtime>(
                 max_stamp: out.stamp_ns,
             };
             s.schedule_expiry(expires_at, id, true);
-            s.put_new_intent(intent.clone(), kept, open);
-            Ok(Ok(intent))
+            // Answered from the intent before it is moved into the store (not a copy of it).
+            let answer = prepared_answer(&intent);
+            s.put_new_intent(intent, kept, open);
+            Ok(Ok(answer))
         })?;
         match stored {
-            Ok(intent) => break intent,
+            Ok(answer) => break answer,
             // A stamp at or above this one was handed out for these arguments (the clock has
             // not moved past it): the floor was put back; read the input again above it.
             Err(f) => floor_read = Some(Some(f)),
@@ -589,18 +589,21 @@ async fn prepare<R: Runtime>(
     rt.mark("prepare: stored");
     schedule::arm_new(rt);
     rt.mark("prepare: rearmed");
-    let mut v = Answer::of(&created);
+    Ok(answer)
+}
+
+/// The answer to a prepare that stored a new intent.
+fn prepared_answer(created: &Intent) -> ToolResult {
+    let mut v = Answer::of(created);
     v.status = "prepared";
-    let r = results::ok(
+    results::ok(
         format!(
             "Prepared intent {}: {}. Nothing is sent until the owner confirms it.",
             created.id, created.summary
         ),
         v,
         None,
-    );
-    rt.mark("prepare: answered");
-    Ok(r)
+    )
 }
 
 /// The name set entries the input used, kept with the intent for its re-stamps.
