@@ -19,6 +19,7 @@ pub mod messages;
 pub mod model;
 pub mod names;
 pub mod outcome;
+pub mod owner_counts;
 pub mod owners;
 pub mod reconcile;
 pub mod registry;

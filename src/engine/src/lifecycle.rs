@@ -265,7 +265,7 @@ fn build_indexes<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>
         s.open_uses.insert(crate::state::UseEntry::new(&k, id), ());
     }
     for (o, n) in owners {
-        s.owner_totals.insert(o, n);
+        s.owner_totals.set(o, n);
     }
     s.update_config(|c| {
         c.stored_input_bytes = stored;

@@ -3,6 +3,7 @@
 use crate::catalog::Catalog;
 use crate::memory;
 use crate::model::*;
+use crate::owner_counts::OwnerCounts;
 use crate::types::Limits;
 use candid::Principal;
 use ic_stable_structures::memory_manager::{MemoryManager, VirtualMemory};
@@ -123,7 +124,7 @@ pub struct State<M: Memory> {
     pub intents: crate::intent_store::IntentStore<VM<M>>,
     pub intent_keys: StableBTreeMap<(Principal, [u8; 32]), u64, VM<M>>,
     pub owner_intents: StableBTreeMap<(Principal, u64), (), VM<M>>,
-    pub open_counts: StableBTreeMap<Principal, u32, VM<M>>,
+    pub open_counts: OwnerCounts<VM<M>>,
     pub due: StableBTreeMap<(u64, u8, u64), (), VM<M>>,
     /// Intents in flight → the attempt, its journal and its watchdog.
     pub in_flight: StableBTreeMap<u64, InFlight, VM<M>>,
@@ -134,7 +135,7 @@ pub struct State<M: Memory> {
     /// (use key, intent id) of intents not settled: see [`use_key`].
     pub open_uses: StableBTreeMap<UseEntry, (), VM<M>>,
     /// owner → intents kept.
-    pub owner_totals: StableBTreeMap<Principal, u32, VM<M>>,
+    pub owner_totals: OwnerCounts<VM<M>>,
     /// (watchdog time, intent id) of sends in flight.
     pub watchdogs: StableBTreeMap<(u64, u64), (), VM<M>>,
     /// (expiry time, intent id) of previews (`memory::EXPIRIES`); `None` until the first one
@@ -205,14 +206,14 @@ impl<M: Memory + Clone> State<M> {
             ),
             intent_keys: StableBTreeMap::init(mm.get(memory::INTENT_KEYS)),
             owner_intents: StableBTreeMap::init(mm.get(memory::OWNER_INTENTS)),
-            open_counts: StableBTreeMap::init(mm.get(memory::OPEN_COUNTS)),
+            open_counts: OwnerCounts::init(mm.get(memory::OPEN_COUNTS)),
             due: StableBTreeMap::init(mm.get(memory::DUE)),
             in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
             in_flight_v1,
             expiries,
             stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
             open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
-            owner_totals: StableBTreeMap::init(mm.get(memory::OWNER_TOTALS)),
+            owner_totals: OwnerCounts::init(mm.get(memory::OWNER_TOTALS)),
             watchdogs: StableBTreeMap::init(mm.get(memory::WATCHDOGS)),
             turns: StableBTreeMap::init(mm.get(memory::TURNS)),
             owner_turns: StableBTreeMap::init(mm.get(memory::OWNER_TURNS)),
@@ -456,10 +457,10 @@ impl<M: Memory> State<M> {
         let before = self.intents.insert(intent);
         debug_assert!(before.is_none(), "intent ids are never reused");
         self.owner_intents.insert((owner, id), ());
-        self.owner_totals.insert(owner, kept + 1);
+        self.owner_totals.set(owner, kept + 1);
         self.intent_keys.insert((owner, identity), id);
         self.open_uses.insert(UseEntry::new(&uses, id), ());
-        self.open_counts.insert(owner, open + 1);
+        self.open_counts.set(owner, open + 1);
     }
 
     /// Writes an intent, keeping the indexes and counts in step with its status. What it was
@@ -477,8 +478,7 @@ impl<M: Memory> State<M> {
         match before {
             None => {
                 self.owner_intents.insert((owner, id), ());
-                let kept = self.owner_totals.get(&owner).unwrap_or(0);
-                self.owner_totals.insert(owner, kept + 1);
+                self.owner_totals.add(owner, 1);
                 if now_open {
                     self.intent_keys.insert((owner, identity), id);
                     self.open_uses.insert(UseEntry::new(&uses, id), ());
@@ -608,8 +608,7 @@ impl<M: Memory> State<M> {
         for (o, _) in &owners {
             *kept.entry(*o).or_default() += 1;
         }
-        let totals: BTreeMap<Principal, u32> =
-            self.owner_totals.iter().map(|e| e.into_pair()).collect();
+        let totals = self.owner_totals.stored();
         if totals != kept {
             return Err(format!("owner totals {totals:?}, recounted {kept:?}"));
         }
@@ -617,10 +616,12 @@ impl<M: Memory> State<M> {
         if indexed != owners {
             return Err("the owner index does not list exactly the intents".into());
         }
-        let counts: BTreeMap<_, _> = self.open_counts.iter().map(|e| e.into_pair()).collect();
+        let counts = self.open_counts.stored();
         if counts != open {
             return Err(format!("open counts {counts:?}, recounted {open:?}"));
         }
+        self.owner_totals.check_remembered()?;
+        self.open_counts.check_remembered()?;
         for e in self.intent_keys.iter() {
             let ((owner, _), id) = e.into_pair();
             match self.intents.get(&id) {
@@ -732,14 +733,7 @@ impl<M: Memory> State<M> {
             }
             let len = i.input_json.len() as u64;
             self.update_config(|c| c.stored_input_bytes = c.stored_input_bytes.saturating_sub(len));
-            match self.owner_totals.get(&i.owner) {
-                Some(n) if n > 1 => {
-                    self.owner_totals.insert(i.owner, n - 1);
-                }
-                _ => {
-                    self.owner_totals.remove(&i.owner);
-                }
-            }
+            self.owner_totals.add(i.owner, -1);
             if !i.status.is_final() {
                 if self.intent_keys.get(&(i.owner, i.identity)) == Some(id) {
                     self.intent_keys.remove(&(i.owner, i.identity));
@@ -754,17 +748,12 @@ impl<M: Memory> State<M> {
     }
 
     fn add_open(&mut self, owner: Principal, delta: i64) {
-        let n = self.open_counts.get(&owner).unwrap_or(0) as i64 + delta;
-        if n <= 0 {
-            self.open_counts.remove(&owner);
-        } else {
-            self.open_counts.insert(owner, n as u32);
-        }
+        self.open_counts.add(owner, delta);
     }
 
     /// Intents an owner has kept (open and settled).
     pub fn kept_count(&self, owner: &Principal) -> u32 {
-        self.owner_totals.get(owner).unwrap_or(0)
+        self.owner_totals.get(owner)
     }
 
     /// Up to `n` intents not settled whose use key starts with `prefix`.
@@ -791,7 +780,7 @@ impl<M: Memory> State<M> {
     }
 
     pub fn open_count(&self, owner: &Principal) -> u32 {
-        self.open_counts.get(owner).unwrap_or(0)
+        self.open_counts.get(owner)
     }
 
     /// Whether `agent` acts for `owner`: an agent the owner authorized, or the principal of one
