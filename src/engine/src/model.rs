@@ -1046,6 +1046,14 @@ pub enum StoredIntent {
 }
 
 impl StoredIntent {
+    /// When its preview expires.
+    pub fn expires_at(&self) -> u64 {
+        match self {
+            StoredIntent::Whole(i) => i.expires_at,
+            StoredIntent::Head(h) => h.expires_at,
+        }
+    }
+
     pub fn status(&self) -> Status {
         match self {
             StoredIntent::Whole(i) => i.status,

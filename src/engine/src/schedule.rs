@@ -163,8 +163,12 @@ fn watchdog<M: ic_stable_structures::Memory>(
 fn expire<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u64, now: u64) {
     if let Some(mut i) = s.intents.get(&id) {
         if i.status.is_final() {
-            // Settled before its expiry: its prune was left to this task.
-            crate::send::schedule_prune(s, &i);
+            // Settled before its expiry: its prune was left to this task. Settled at or after
+            // it (`send::settle` scheduled the prune then), it has one: a second, at another
+            // time if the retention changed since, would outlive the intent.
+            if i.settled_at.is_none_or(|t| t < i.expires_at) {
+                crate::send::schedule_prune(s, &i);
+            }
         } else if i.status == Status::Open && now >= i.expires_at {
             settle(
                 s,

@@ -519,8 +519,9 @@ impl<M: Memory> State<M> {
     /// every intent has the task that moves it on: an open preview its expiry, a send in flight
     /// its watchdog, an unknown or held intent with a stamp its reconciliation, a settled one
     /// its prune (or the expiry that schedules it), and that every stamp is at or below its
-    /// arguments' floor. Tests call it after every step; it reads everything, so never on a
-    /// hot path.
+    /// arguments' floor; and the other way, that every expiry, reconciliation and prune names
+    /// an intent that waits for it. Tests call it after every step; it reads everything, so
+    /// never on a hot path.
     pub fn check_indexes(&self) -> Result<(), String> {
         use std::collections::{BTreeMap, BTreeSet};
         self.check_records().map_err(|e| e.to_string())?;
@@ -590,6 +591,44 @@ impl<M: Memory> State<M> {
                     return Err(format!(
                         "intent {id}: its stamp {stamp} is above its arguments' floor {floor:?}"
                     ));
+                }
+            }
+        }
+        // And the other way: every expiry names an intent whose preview expires then (a
+        // re-stamp or a prune that left one behind would wake the timer for nothing, forever).
+        for (at, id) in &expiries {
+            match self.intents.get_head(id) {
+                Some(h) if h.expires_at() == *at => {}
+                Some(h) => {
+                    return Err(format!(
+                        "an expiry at {at} names intent {id}, whose preview expires at {}",
+                        h.expires_at()
+                    ))
+                }
+                None => return Err(format!("an expiry at {at} names a missing intent {id}")),
+            }
+        }
+        // Every reconciliation names an intent that waits for it then; every prune a settled
+        // intent.
+        for (at, kind, id) in &tasks {
+            let intent = || self.intents.get(id);
+            if *kind == TaskKind::Reconcile.byte()
+                && intent().map(|i| i.reconcile_at) != Some(Some(*at))
+            {
+                return Err(format!(
+                    "a reconciliation at {at} names intent {id}, which does not wait for it"
+                ));
+            }
+            if *kind == TaskKind::Prune.byte() {
+                match intent() {
+                    Some(i) if i.status.is_final() => {}
+                    Some(i) => {
+                        return Err(format!(
+                            "a prune at {at} names intent {id}, which is {:?}",
+                            i.status
+                        ))
+                    }
+                    None => return Err(format!("a prune at {at} names a missing intent {id}")),
                 }
             }
         }

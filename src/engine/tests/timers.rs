@@ -331,3 +331,32 @@ fn a_re_stamp_moves_the_expiry_out_of_either_index() {
         assert_eq!(w.intent(id).outcome.as_deref(), Some("expired"));
     }
 }
+
+/// A preview confirmed after its expiry (before the timer took the expiry) settles as expired
+/// and its prune is scheduled then; the expiry task that runs later must not schedule a second
+/// one (with the retention changed meanwhile it would be at another time, and outlive the
+/// intent: `check_indexes` refuses a prune that names a missing intent).
+#[test]
+fn an_expiry_after_a_late_confirm_schedules_no_second_prune() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.advance(3_600 * SEC + 1);
+    let r = w.confirm(owner(), id, &d).unwrap();
+    assert_eq!(r.outcome.as_deref(), Some("expired"));
+    let mut l = w.state.borrow().limits();
+    l.retention_seconds /= 2;
+    tool_host_engine::registry::set_limits(&*w, controller(), l).unwrap();
+    w.run_timers();
+    let prunes = |w: &World| {
+        let s = w.state.borrow();
+        let n = s.due.keys().filter(|(_, k, i)| *k == 3 && *i == id).count();
+        n
+    };
+    assert_eq!(prunes(&w), 1, "one prune task");
+    w.state.borrow().check_indexes().unwrap();
+    w.advance(30 * 86_400 * SEC);
+    w.run_timers();
+    assert!(w.state.borrow().intents.get(&id).is_none(), "pruned");
+    assert_eq!(prunes(&w), 0, "nothing left behind");
+    w.state.borrow().check_indexes().unwrap();
+}
