@@ -612,9 +612,13 @@ impl<M: Memory> State<M> {
         // intent.
         for (at, kind, id) in &tasks {
             let intent = || self.intents.get(id);
-            if *kind == TaskKind::Reconcile.byte()
-                && intent().map(|i| i.reconcile_at) != Some(Some(*at))
-            {
+            // (A version-1 intent has no `reconcile_at`: its task is in this index, and the
+            // first run leases it under a reference.)
+            let waits = |i: Intent| match i.reconcile_at {
+                Some(t) => t == *at,
+                None => i.needs_reconcile(),
+            };
+            if *kind == TaskKind::Reconcile.byte() && !intent().is_some_and(waits) {
                 return Err(format!(
                     "a reconciliation at {at} names intent {id}, which does not wait for it"
                 ));
@@ -760,6 +764,11 @@ impl<M: Memory> State<M> {
         if let Some(i) = self.intents.remove(&id) {
             self.owner_intents.remove(&(i.owner, id));
             self.in_flight.remove(&id);
+            // An expiry the timer has not taken yet (a preview settled after its expiry, and a
+            // tick that reached the prune first): it would name a missing intent.
+            if let Some(e) = self.expiries.as_mut() {
+                e.remove(&(i.expires_at, id));
+            }
             // Its stamp no longer needs a floor once it is past any ledger's window (the prune
             // waits for that: send::prune_due).
             if let (Some(stamp), Some(floor)) = (

@@ -284,3 +284,22 @@ fn an_intent_the_released_version_orphaned_does_not_freeze_registrations() {
     assert_eq!(e.code, "IN_USE");
     assert!(e.message.contains(&id), "{}", e.message);
 }
+
+/// A version-1 intent waiting for reconciliation has its task in the task index and no
+/// `reconcile_at` (version 1 had none): the indexes agree across the upgrade, and the task runs
+/// and settles it as before.
+#[test]
+fn an_unknown_intent_of_the_released_version_keeps_its_reconciliation() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::ExecuteThenLose);
+    w.confirm(owner(), id, &d).unwrap();
+    assert_eq!(w.intent(id).status, Status::Unknown);
+    as_released_then_upgrade(&w);
+    assert_eq!(w.intent(id).reconcile_at, None, "version 1 had none");
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    w.advance(3_600 * SEC);
+    w.run_timers();
+    assert_eq!(w.intent(id).status, Status::Done, "reconciled: found");
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+}

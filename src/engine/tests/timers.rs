@@ -360,3 +360,30 @@ fn an_expiry_after_a_late_confirm_schedules_no_second_prune() {
     assert_eq!(prunes(&w), 0, "nothing left behind");
     w.state.borrow().check_indexes().unwrap();
 }
+
+/// A tick takes at most a batch of expiries and a batch of tasks: a preview settled after its
+/// expiry can have its prune run while its expiry waits behind a batch of others. The prune
+/// takes the expiry with the intent (`check_indexes` refuses an expiry naming a missing one).
+#[test]
+fn a_prune_that_runs_before_its_intents_expiry_takes_the_expiry_too() {
+    let w = World::new().setup();
+    let mut l = w.state.borrow().limits();
+    l.max_open_intents_per_owner = 100;
+    tool_host_engine::registry::set_limits(&*w, controller(), l).unwrap();
+    for k in 0..=tool_host_engine::schedule::BATCH {
+        w.prepare(&format!("{}", k + 1));
+    }
+    let (id, d) = w.prepare("999");
+    w.advance(3_600 * SEC + 1);
+    let r = w.confirm(owner(), id, &d).unwrap();
+    assert_eq!(r.outcome.as_deref(), Some("expired"));
+    w.advance(60 * 86_400 * SEC);
+    futures::executor::block_on(tool_host_engine::schedule::tick(&*w));
+    assert!(
+        w.state.borrow().intents.get(&id).is_none(),
+        "pruned in the first tick"
+    );
+    w.state.borrow().check_indexes().unwrap();
+    w.run_timers();
+    w.state.borrow().check_indexes().unwrap();
+}
