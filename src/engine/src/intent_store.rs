@@ -9,12 +9,10 @@
 //! record held the whole intent in the map: they are read as they are and split when written.
 
 use crate::model::{
-    decode_or_trap, head_record, BodyRef, DecodeError, Intent, IntentBody, IntentHead, Status,
-    StoredIntent, Versioned,
+    decode_or_trap, head_record, BodyRef, DecodeError, Intent, IntentBody, IntentHead, RawRecord,
+    Status, StoredIntent, Versioned,
 };
-use ic_stable_structures::storable::Bound;
-use ic_stable_structures::{Memory, StableBTreeMap, Storable};
-use std::borrow::Cow;
+use ic_stable_structures::{Memory, StableBTreeMap};
 use std::cell::RefCell;
 
 /// Bytes of a chunk: the next chunk's index + 1 (0: none), then payload.
@@ -319,7 +317,10 @@ fn name(who: u64) -> String {
 /// The intents: heads in a B-tree keyed by id, bodies in a [`BodySlab`]. Reads and writes whole
 /// [`Intent`]s; a write stores the body again only when it changed.
 pub struct IntentStore<M: Memory> {
-    heads: StableBTreeMap<u64, RawHead, M>,
+    /// Each head as its record's bytes: decoded when read; a write compares the one it replaces
+    /// with the one it remembers instead of decoding it (~19 000 instructions on the IC model
+    /// for a transfer's head).
+    heads: StableBTreeMap<u64, RawRecord, M>,
     bodies: BodySlab<M>,
     /// The intents last got or written (at most [`RECENT`]), head and body, as stored: a get
     /// of one of them reads nothing (a confirm reads its intent twice, once in each of its
@@ -342,30 +343,6 @@ struct Recent {
     head: IntentHead,
     body: IntentBody,
     record: Vec<u8>,
-}
-
-/// A head's record as stored in the map (a [`StoredIntent`]'s bytes): the store decodes it
-/// when it reads one, and a write compares the one it replaced with what it remembers instead
-/// of decoding it (~19 000 instructions on the IC model for a transfer's head).
-struct RawHead(Vec<u8>);
-
-impl Storable for RawHead {
-    fn to_bytes(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(&self.0)
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        self.0
-    }
-    fn from_bytes(bytes: Cow<[u8]>) -> Self {
-        RawHead(bytes.into_owned())
-    }
-    const BOUND: Bound = Bound::Unbounded;
-}
-
-impl RawHead {
-    fn decode(&self) -> StoredIntent {
-        decode_or_trap(&self.0)
-    }
 }
 
 /// What a write replaced, for the indexes: its status and identity.
@@ -470,7 +447,7 @@ impl<M: Memory> IntentStore<M> {
             return Some(head.join(body));
         }
         let raw = self.heads.get(id)?;
-        match raw.decode() {
+        match raw.decode::<StoredIntent>() {
             StoredIntent::Whole(i) => Some(*i),
             StoredIntent::Head(h) => {
                 let body: IntentBody = decode_or_trap(&self.bodies.read(h.body));
@@ -518,57 +495,31 @@ impl<M: Memory> IntentStore<M> {
             len: 0,
             write: 0,
         });
-        // What this store last read or wrote for the intent: its body (the hint) and its head
-        // (what the write replaces, if the replaced record's bytes are the remembered ones).
-        let (hint, known) = {
-            let recent = self.recent.borrow();
-            match recent.iter().find(|e| e.head.id == id) {
-                None => (None, None),
-                Some(e) => (
-                    same_body(&e.body, &body).then_some(e.head.body),
-                    Some((e.head.status, e.head.identity, e.head.body)),
-                ),
-            }
-        };
+        let hint = self
+            .recent
+            .borrow()
+            .iter()
+            .find(|e| e.head.id == id && same_body(&e.body, &body))
+            .map(|e| e.head.body);
         let at = match hint {
             Some(at) => at,
             None => self.bodies.write(&Versioned::encode(&body)),
         };
         let mut head = IntentHead { body: at, ..head };
         let mut record = head_record(&head);
-        let replaced = self.heads.insert(id, RawHead(record.clone()));
-        let (before, old) = match replaced {
+        let (before, old) = match self.heads.insert(id, RawRecord(record.clone())) {
             None => (None, None),
-            Some(raw) => match known {
-                Some((status, identity, body)) if self.remembered(id, &raw.0) => {
-                    let whole = false;
-                    (
-                        Some(Replaced {
-                            status,
-                            identity,
-                            whole,
-                        }),
-                        Some(body),
-                    )
-                }
-                _ => {
-                    let s = raw.decode();
-                    let whole = matches!(s, StoredIntent::Whole(_));
-                    let r = Replaced {
-                        status: s.status(),
-                        identity: s.identity(),
-                        whole,
-                    };
-                    (Some(r), s.body())
-                }
-            },
+            Some(raw) => {
+                let (replaced, body) = self.replaced(id, raw);
+                (Some(replaced), body)
+            }
         };
         if hint.is_some() && old != Some(at) {
             // The hint did not name the chunks the replaced head had (never expected: every
             // write goes through here): the body is written anew, the hinted chunks untouched.
             head.body = self.bodies.write(&Versioned::encode(&body));
             record = head_record(&head);
-            self.heads.insert(id, RawHead(record.clone()));
+            self.heads.insert(id, RawRecord(record.clone()));
         }
         if let Some(old) = old.filter(|o| *o != head.body) {
             self.bodies.free(old);
@@ -577,17 +528,37 @@ impl<M: Memory> IntentStore<M> {
         before
     }
 
-    /// Whether `raw` is the record remembered for intent `id`, byte for byte.
-    fn remembered(&self, id: u64, raw: &[u8]) -> bool {
-        let recent = self.recent.borrow();
-        recent
+    /// What a write of intent `id` replaced and the body its head named: the intent remembered
+    /// for it when `raw` is, byte for byte, the remembered record; otherwise `raw` decoded.
+    fn replaced(&self, id: u64, raw: RawRecord) -> (Replaced, Option<BodyRef>) {
+        if let Some(e) = self
+            .recent
+            .borrow()
             .iter()
-            .any(|e| e.head.id == id && same_bytes(&e.record, raw))
+            .find(|e| e.head.id == id && same_bytes(&e.record, &raw.0))
+        {
+            let (status, identity, whole) = (e.head.status, e.head.identity, false);
+            let replaced = Replaced {
+                status,
+                identity,
+                whole,
+            };
+            return (replaced, Some(e.head.body));
+        }
+        let s: StoredIntent = raw.decode();
+        let whole = matches!(s, StoredIntent::Whole(_));
+        let (status, identity) = (s.status(), s.identity());
+        let replaced = Replaced {
+            status,
+            identity,
+            whole,
+        };
+        (replaced, s.body())
     }
 
     /// Removes an intent and frees its body.
     pub fn remove(&mut self, id: &u64) -> Option<Intent> {
-        let s = self.heads.remove(id)?.decode();
+        let s: StoredIntent = self.heads.remove(id)?.decode();
         let r = s.body();
         let i = self.whole(s);
         self.forget(*id);
@@ -625,7 +596,7 @@ impl<M: Memory> IntentStore<M> {
         let mut live = vec![];
         for e in self.heads.iter() {
             let (id, s) = e.into_pair();
-            if let Some(r) = s.decode().body() {
+            if let Some(r) = s.decode::<StoredIntent>().body() {
                 let bytes = self
                     .bodies
                     .read_checked(r)

@@ -38,7 +38,7 @@ pub trait Versioned: Sized {
     /// Reads the record body of one version (the byte after the version on).
     fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError>;
     /// Bytes a record usually takes, for the buffer it is written into.
-    const TYPICAL_BYTES: usize = 128;
+    const TYPICAL_BYTES: usize = RECORD_BYTES;
     /// Appends the current version's body to `out` (which holds the version byte).
     fn encode_body(&self, out: Vec<u8>) -> Vec<u8>;
 
@@ -79,6 +79,35 @@ pub(crate) fn read_record_body<T: DeserializeOwned>(
     body: &[u8],
 ) -> Result<T, DecodeError> {
     read_body(what, version, body)
+}
+
+/// The buffer a record is first written into, unless its type says otherwise.
+const RECORD_BYTES: usize = 128;
+
+/// A record's bytes as stored, read and written without decoding: the checks that read records
+/// without trapping, and the intent heads (`crate::intent_store`), decoded when read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RawRecord(pub Vec<u8>);
+
+impl ic_stable_structures::Storable for RawRecord {
+    fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Borrowed(&self.0)
+    }
+    fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+    fn from_bytes(bytes: std::borrow::Cow<[u8]>) -> Self {
+        RawRecord(bytes.into_owned())
+    }
+    const BOUND: ic_stable_structures::storable::Bound =
+        ic_stable_structures::storable::Bound::Unbounded;
+}
+
+impl RawRecord {
+    /// The record, decoded; a record that does not decode traps ([`decode_or_trap`]).
+    pub fn decode<T: Versioned>(&self) -> T {
+        decode_or_trap(&self.0)
+    }
 }
 
 /// A buffer for one record: its version byte, room for the rest.
@@ -198,7 +227,7 @@ pub trait OldLayout: Serialize + DeserializeOwned {
     const VERSION: u8;
     /// The record as that version wrote it.
     fn encode(&self) -> Vec<u8> {
-        body_into(self, record_buffer(Self::VERSION, 128))
+        body_into(self, record_buffer(Self::VERSION, RECORD_BYTES))
     }
     fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
         match bytes.split_first() {

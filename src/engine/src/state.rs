@@ -66,24 +66,6 @@ impl ic_stable_structures::Storable for UseEntry {
         ic_stable_structures::storable::Bound::Unbounded;
 }
 
-/// A record's bytes as stored, for the checks that read records without trapping.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct RawRecord(Vec<u8>);
-
-impl ic_stable_structures::Storable for RawRecord {
-    fn to_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
-        std::borrow::Cow::Borrowed(&self.0)
-    }
-    fn into_bytes(self) -> Vec<u8> {
-        self.0
-    }
-    fn from_bytes(bytes: std::borrow::Cow<[u8]>) -> Self {
-        RawRecord(bytes.into_owned())
-    }
-    const BOUND: ic_stable_structures::storable::Bound =
-        ic_stable_structures::storable::Bound::Unbounded;
-}
-
 /// Decodes every record of a raw map; the first that fails is returned with its key.
 fn each_record<K, T, M>(map: StableBTreeMap<K, RawRecord, VM<M>>) -> Result<usize, DecodeError>
 where
@@ -482,7 +464,7 @@ impl<M: Memory> State<M> {
                 if now_open {
                     self.intent_keys.insert((owner, identity), id);
                     self.open_uses.insert(UseEntry::new(&uses, id), ());
-                    self.add_open(owner, 1);
+                    self.open_counts.add(owner, 1);
                 }
             }
             Some((was, old_identity)) => {
@@ -495,11 +477,11 @@ impl<M: Memory> State<M> {
                 }
                 match (was_open, now_open) {
                     (true, false) => {
-                        self.add_open(owner, -1);
+                        self.open_counts.add(owner, -1);
                         self.open_uses.remove(&UseEntry::new(&uses, id));
                     }
                     (false, true) => {
-                        self.add_open(owner, 1);
+                        self.open_counts.add(owner, 1);
                         self.open_uses.insert(UseEntry::new(&uses, id), ());
                     }
                     _ => {}
@@ -594,8 +576,8 @@ impl<M: Memory> State<M> {
                 }
             }
         }
-        // And the other way: every expiry names an intent whose preview expires then (a
-        // re-stamp or a prune that left one behind would wake the timer for nothing, forever).
+        // And the other way: every expiry names an intent whose preview expires then (one a
+        // re-stamp or a prune left behind wakes the timer for nothing).
         for (at, id) in &expiries {
             match self.intents.get_head(id) {
                 Some(h) if h.expires_at() == *at => {}
@@ -766,9 +748,7 @@ impl<M: Memory> State<M> {
             self.in_flight.remove(&id);
             // An expiry the timer has not taken yet (a preview settled after its expiry, and a
             // tick that reached the prune first): it would name a missing intent.
-            if let Some(e) = self.expiries.as_mut() {
-                e.remove(&(i.expires_at, id));
-            }
+            self.remove_expiry(i.expires_at, id);
             // Its stamp no longer needs a floor once it is past any ledger's window (the prune
             // waits for that: send::prune_due).
             if let (Some(stamp), Some(floor)) = (
@@ -790,13 +770,9 @@ impl<M: Memory> State<M> {
                     &use_key(&i.form_id, &i.canister, &i.tool),
                     id,
                 ));
-                self.add_open(i.owner, -1);
+                self.open_counts.add(i.owner, -1);
             }
         }
-    }
-
-    fn add_open(&mut self, owner: Principal, delta: i64) {
-        self.open_counts.add(owner, delta);
     }
 
     /// Intents an owner has kept (open and settled).
