@@ -357,11 +357,24 @@ impl ToolHost {
         label: Option<&str>,
         forms: &[&str],
     ) -> Result<Api<TargetView>> {
+        self.register_canister_for(b, caller, id, label, forms, None)
+    }
+
+    /// [`Self::register_canister`] for a single owner (`Some`), or shared (`None`).
+    pub fn register_canister_for(
+        self,
+        b: &mut dyn Backend,
+        caller: Principal,
+        id: Principal,
+        label: Option<&str>,
+        forms: &[&str],
+        owner: Option<Principal>,
+    ) -> Result<Api<TargetView>> {
         let args = RegisterCanisterArgs {
             id,
             label: label.map(str::to_string),
             forms: forms.iter().map(|f| f.to_string()).collect(),
-            owner: None,
+            owner,
         };
         b.update_typed(self.0, caller, "register_canister", (args,))
             .map(|(r,)| r)

@@ -369,10 +369,20 @@ pub fn preview_without_hex(
         canister: canister.id.to_text(),
         canister_label: canister.label.clone(),
         title: plan.title.clone(),
-        effect: (&plan.effect).into(),
+        effect: effect_shown(plan),
         arguments: display_args(plan, &out.args, &canister.refs, &out.names_used),
         arg_hex: String::new(),
     }
+}
+
+/// The effect as the owner is shown it: a ledger method that moves funds cannot be undone,
+/// whatever its form says (the ICRC-21 message's "It cannot be undone." comes from here).
+fn effect_shown(plan: &ToolPlan) -> EffectView {
+    let mut e = EffectView::from(&plan.effect);
+    if crate::plan::FUNDS_METHODS.contains(&plan.method.as_str()) {
+        e.irreversible = true;
+    }
+    e
 }
 
 /// The argument tuple as a person reads it: the one argument, or an array of them.

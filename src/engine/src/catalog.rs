@@ -292,37 +292,6 @@ impl Catalog {
     }
 }
 
-/// Whether a plan fills some position from the owner (`auto: owner:*`), at any depth: then the
-/// target can tell whose funds or data a call is about.
-pub fn binds_owner(plan: &ToolPlan) -> bool {
-    use tool_host_core::form::Auto;
-    use tool_host_core::plan::{ArgPlan, Fill, Reader, Slot};
-    fn slot(s: &Slot, plan: &ToolPlan) -> bool {
-        match &s.fill {
-            Fill::Auto(Auto::From(src)) => src.starts_with("owner:"),
-            Fill::Param(i) => plan.params.get(*i).is_some_and(|p| reader(&p.reader, plan)),
-            _ => false,
-        }
-    }
-    fn reader(r: &Reader, plan: &ToolPlan) -> bool {
-        match r {
-            Reader::Host(s) => slot(s, plan),
-            Reader::Named { inner, .. } | Reader::Opt(inner) => reader(inner, plan),
-            Reader::Vec { elem, .. } => reader(elem, plan),
-            Reader::Record(fs) | Reader::Variant(fs) => fs.iter().any(|(_, r)| reader(r, plan)),
-            _ => false,
-        }
-    }
-    fn arg(a: &ArgPlan, plan: &ToolPlan) -> bool {
-        match a {
-            ArgPlan::Fields(slots) => slots.iter().any(|s| slot(s, plan)),
-            ArgPlan::Whole(s) => slot(s, plan),
-            ArgPlan::Case { payload, .. } => arg(payload, plan),
-        }
-    }
-    plan.args.iter().any(|a| arg(a, plan))
-}
-
 /// A tool of the catalog: shares the plans rather than copying one.
 #[derive(Clone)]
 pub struct ToolRef {
@@ -399,20 +368,34 @@ fn with_targets<M: Memory>(
             target_canister(id, &t)
         })
         .collect();
-    // A prepare tool that binds no position to the owner, on a target shared by several
-    // owners, would let any of them act with the tool host's authority over the others' funds:
-    // it is offered only where a target of its form is registered for a single owner.
+    // A call the tool host makes acts with all its authority on the target, over every
+    // owner's funds there, whatever the form says the call is or binds (a target ignores a
+    // field it does not have, and runs its method as it defines it). On a target several
+    // owners share, a tool is offered only when the engine itself ties the call to its owner:
+    // a prepare tool of a method with a custody rule, a read tool of a read the engine knows.
+    // Any other is offered only where a target of its form is registered for a single owner.
     let mut unbound = BTreeMap::new();
-    let unbound_tools: Vec<(String, String)> = combined
+    let unbound_tools: Vec<(String, String, String)> = combined
         .plans
         .values()
-        .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
-        .filter(|p| !crate::custody::covers(&p.method) && !binds_owner(p))
-        .map(|p| (p.name.clone(), p.form.id.clone()))
+        .filter_map(|p| {
+            use tool_host_core::plan::ToolKind;
+            let reason = match p.kind {
+                ToolKind::Prepare if !crate::custody::covers(&p.method) => format!(
+                    "the engine has no custody rule for {}: on a canister several owners share, its call would act with the tool host's authority over every owner's funds there, whatever positions the form binds to the owner; offered only on a canister registered for a single owner",
+                    p.method
+                ),
+                ToolKind::Read if !crate::custody::known_read(&p.method) => format!(
+                    "{} is not a read the engine knows (ICRC-1/2/3/7/10/37, the ICP ledger): sent without a confirmation, its call would act with the tool host's authority over every owner's funds there, whatever the form says it does; offered only on a canister registered for a single owner",
+                    p.method
+                ),
+                _ => return None,
+            };
+            Some((p.name.clone(), p.form.id.clone(), reason))
+        })
         .collect();
     let mut plans = None::<ToolPlans>;
-    for (name, form) in unbound_tools {
-        let reason = "no position binds the owner (auto: owner:*), so the target could not tell the tool host's owners apart; offered only on a canister registered for a single owner".to_string();
+    for (name, form, reason) in unbound_tools {
         let on_single = canisters
             .iter()
             .any(|c| c.applies_to(&form) && single_owner.contains_key(&c.id));

@@ -34,6 +34,22 @@ fn register(w: &World, id: &str, form: &Value) -> ApiResult<FormInfo> {
     )
 }
 
+/// A canister of form `id` for a single owner: its reads (queries the engine does not know as
+/// reads) are offered there only.
+fn single_owner_target(w: &World, id: &str) {
+    futures::executor::block_on(register_canister(
+        w,
+        controller(),
+        RegisterCanisterArgs {
+            id: p(90),
+            label: Some("Shop".into()),
+            forms: vec![id.into()],
+            owner: Some(owner()),
+        },
+    ))
+    .unwrap();
+}
+
 fn form_ids(w: &World) -> Vec<String> {
     list_forms(w, controller())
         .unwrap()
@@ -139,6 +155,7 @@ fn a_replaced_form_that_now_fails_is_refused_and_the_old_version_stays() {
         json!({ "count_orders": query("Counts the orders.") }),
     );
     register(&w, "shop", &good).unwrap();
+    single_owner_target(&w, "shop");
     let bad = form(
         "shop",
         json!({ "count_orders": query(&longest_describe()) }),
@@ -307,7 +324,7 @@ fn target(w: &World, id: candid::Principal, label: &str, forms: &[&str]) -> ApiR
             id,
             label: Some(label.into()),
             forms: forms.iter().map(|f| f.to_string()).collect(),
-            owner: None,
+            owner: Some(owner()),
         },
     ))
 }
@@ -377,6 +394,7 @@ fn a_form_stored_before_the_checks_stays_offered_and_list_forms_reports_it() {
         s.bump_catalog();
     }
     w.upgrade();
+    single_owner_target(&w, "old");
     assert!(tool_names(&w).contains(&"count_orders".to_string()));
     let forms = list_forms(&*w, controller()).unwrap();
     let info = forms.iter().find(|f| f.id == "old").unwrap();

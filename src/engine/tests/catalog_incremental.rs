@@ -321,9 +321,12 @@ fn registering_a_form_keeps_the_other_forms_entries() {
     // The bus is built by the registration (an update), not left to each query to build and drop.
     let built = s.catalog.as_ref().and_then(|c| c.bus.clone());
     let built = built.expect("the registration built the bus");
-    assert!(built.decl("xa_balance_of").is_some());
+    // Planned; but a renamed read is not a read the engine knows, so on the ledgers several
+    // owners share it is not offered (`unbound`, with its reason), and the bus has no tool of it.
+    assert!(built.decl("xa_balance_of").is_none());
     let cat = catalog::current(&mut s);
-    assert!(cat.plans.plans.contains_key("xa_balance_of"));
+    assert!(!cat.plans.plans.contains_key("xa_balance_of"));
+    assert!(cat.unbound.contains_key("xa_balance_of"));
     for e in &before {
         assert!(
             std::rc::Rc::ptr_eq(e, &cat.entries[&e.form.id]),

@@ -162,7 +162,8 @@ fn icrc1_transfer_marked_a_read_only_update_is_never_a_read_tool() {
 }
 
 /// A form with an update method that moves the owner's deposit in batches (no stamp): every
-/// element's source subaccount is host-filled with the owner's.
+/// element's source subaccount is host-filled with the owner's. The engine has no custody rule
+/// for it, so it is offered on a canister registered for a single owner only.
 fn batch_world() -> Rc<World> {
     let w = World::new().setup();
     let mut form = icrc1();
@@ -183,7 +184,7 @@ fn batch_world() -> Rc<World> {
             id: ledger_id(),
             label: Some("TKA".into()),
             forms: vec!["icrc1".into(), "icrc2".into(), "batch".into()],
-            owner: None,
+            owner: Some(owner()),
         },
     ))
     .unwrap();
@@ -283,7 +284,7 @@ fn a_stamp_that_is_not_a_top_level_field_offers_no_tool() {
     );
 }
 
-// Owner binding: an update method that binds no position to the owner.
+// An update method the engine has no custody rule for.
 
 fn unbound_form() -> Value {
     let mut form = icrc1();
@@ -312,7 +313,7 @@ fn an_update_that_binds_no_owner_is_not_offered_on_a_canister_several_owners_sha
     .unwrap();
     assert!(
         t.skipped.iter().any(|s| s.method == "prepare_withdraw_all"
-            && s.reason.contains("no position binds the owner")),
+            && s.reason.contains("no custody rule for withdraw_all")),
         "{:?}",
         t.skipped
     );
@@ -639,4 +640,249 @@ fn remove_canister_does_bounded_work_whatever_the_number_of_intents() {
     assert_eq!(e.code, "IN_USE");
     // It names at most ten.
     assert!(e.message.contains(", ..."), "{}", e.message);
+}
+
+// Found by review (2026-12-04): a form that binds *some* position to the owner proved nothing
+// (a field the target ignores satisfies it), reads were sent for any method a form called a
+// query, and a form's fixed decimals could show one amount and send another.
+
+/// The cycles ledger's `withdraw` (a form for it, its source subaccount an input, the recipient
+/// bound to the owner or an ignored field bound to the owner).
+fn withdraw_form(name: &str, method: &str, bind_to: bool) -> Value {
+    let mut form = icrc1();
+    form["name"] = json!(name);
+    let mut fields = vec![
+        json!({ "name": "amount", "type": "nat", "describe": "Cycles to withdraw." }),
+        json!({ "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" } }),
+        json!({ "name": "created_at_time", "type": "opt", "inner": { "type": "Timestamp" } }),
+    ];
+    if bind_to {
+        fields.push(json!({ "name": "to", "type": "principal", "ui": { "hidden": true }, "auto": { "from": "owner:principal" } }));
+    } else {
+        fields.push(json!({ "name": "to", "type": "principal" }));
+        fields.push(json!({ "name": "zz_for", "type": "principal", "ui": { "hidden": true }, "auto": { "from": "owner:principal" } }));
+    }
+    form["methods"] = json!({ method: { "mode": "update", "intent": "Withdraw cycles",
+        "effect": { "kind": "transfer", "irreversible": true, "replicated": true },
+        "idempotency": { "stamp": "created_at_time" },
+        "args": [ { "type": "record", "fields": fields } ], "results": [] } });
+    form
+}
+
+fn shared_ledger_with(w: &World, form: &str) -> TargetView {
+    futures::executor::block_on(registry::register_canister(
+        w,
+        controller(),
+        RegisterCanisterArgs {
+            id: ledger_id(),
+            label: Some("TKA".into()),
+            forms: vec!["icrc1".into(), "icrc2".into(), form.into()],
+            owner: None,
+        },
+    ))
+    .unwrap()
+}
+
+#[test]
+fn a_withdrawal_from_another_owners_deposit_is_refused_whatever_the_form_binds() {
+    for bind_to in [true, false] {
+        let w = World::new().setup();
+        register(
+            &w,
+            controller(),
+            "cycles",
+            &withdraw_form("cycles", "withdraw", bind_to),
+        )
+        .unwrap();
+        let t = shared_ledger_with(&w, "cycles");
+        assert!(t.skipped.is_empty(), "{:?}", t.skipped);
+        let mut input = json!({ "canister_id": ledger_id().to_text(), "amount": "1000000" });
+        if !bind_to {
+            input["to"] = json!(stranger().to_text());
+        }
+        let before = snapshot(&w);
+        for sub in [
+            Some(tool_host_core::funds::deposit_subaccount(&other_owner())),
+            None,
+        ] {
+            let mut input = input.clone();
+            if let Some(sub) = sub {
+                input["from_subaccount"] = json!(hex::encode(sub));
+            }
+            let e = w
+                .tool(stranger(), "prepare_withdraw", input, None)
+                .unwrap_err();
+            assert_eq!(e.code, "CUSTODY", "bind_to {bind_to}: {e:?}");
+            assert_eq!(e.issues[0].path, "$args[0].from_subaccount");
+            assert_eq!(snapshot(&w), before);
+        }
+        // From the caller's own deposit it is prepared, and sent once confirmed.
+        input["from_subaccount"] = json!(hex::encode(tool_host_core::funds::deposit_subaccount(
+            &stranger()
+        )));
+        let r = w.tool(stranger(), "prepare_withdraw", input, None).unwrap();
+        let v = structured(&r);
+        let id: u64 = v["intent_id"].as_str().unwrap().parse().unwrap();
+        let d = hex::decode(v["digest"].as_str().unwrap()).unwrap();
+        w.confirm(stranger(), id, &d).unwrap();
+        assert_eq!(w.sends("withdraw"), 1);
+    }
+}
+
+#[test]
+fn an_update_bound_to_the_owner_only_by_a_field_the_target_ignores_is_not_offered_on_a_shared_canister(
+) {
+    // The same method under a name the engine has no rule for: a field bound to the owner
+    // (`zz_for`) is no proof, since the target drops a field it does not have.
+    let w = World::new().setup();
+    register(
+        &w,
+        controller(),
+        "cycles",
+        &withdraw_form("cycles", "withdraw_cycles", false),
+    )
+    .unwrap();
+    let t = shared_ledger_with(&w, "cycles");
+    assert!(
+        t.skipped
+            .iter()
+            .any(|s| s.method == "prepare_withdraw_cycles"
+                && s.reason.contains("no custody rule for withdraw_cycles")),
+        "{:?}",
+        t.skipped
+    );
+    let before = snapshot(&w);
+    let input = json!({ "canister_id": ledger_id().to_text(), "amount": "1000000", "to": stranger().to_text(),
+        "from_subaccount": hex::encode(tool_host_core::funds::deposit_subaccount(&other_owner())) });
+    let e = w
+        .tool(stranger(), "prepare_withdraw_cycles", input, None)
+        .unwrap_err();
+    assert_eq!(e.code, "UNKNOWN_TOOL");
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.sends("withdraw_cycles"), 0);
+}
+
+#[test]
+fn a_read_of_a_method_the_engine_does_not_know_is_never_sent_on_a_shared_canister() {
+    let w = World::new().setup();
+    let mut form = icrc1();
+    form["name"] = json!("cycles");
+    form["methods"] = json!({ "withdraw_all": { "mode": "query", "describe": "Withdraws everything.",
+        "args": [ { "type": "record", "fields": [ { "name": "to", "type": "principal" } ] } ],
+        "results": [ { "type": "nat" } ] } });
+    register(&w, controller(), "cycles", &form).unwrap();
+    let t = shared_ledger_with(&w, "cycles");
+    assert!(
+        t.skipped.iter().any(|s| s.method == "withdraw_all"
+            && s.reason.contains("not a read the engine knows")),
+        "{:?}",
+        t.skipped
+    );
+    let before = snapshot(&w);
+    let e = w
+        .tool(
+            stranger(),
+            "withdraw_all",
+            json!({ "canister_id": ledger_id().to_text(), "to": stranger().to_text() }),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "UNKNOWN_TOOL");
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.sends("withdraw_all"), 0);
+    // The standard reads of the same canister are offered and sent.
+    w.tool(
+        stranger(),
+        "icrc1_balance_of",
+        json!({ "canister_id": ledger_id().to_text(), "account": stranger().to_text() }),
+        None,
+    )
+    .unwrap();
+    // On a canister registered for a single owner, that owner reads with it.
+    futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: p(90),
+            label: Some("Vault".into()),
+            forms: vec!["cycles".into()],
+            owner: Some(owner()),
+        },
+    ))
+    .unwrap();
+    let e = w
+        .tool(
+            stranger(),
+            "withdraw_all",
+            json!({ "canister_id": p(90).to_text(), "to": stranger().to_text() }),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "NOT_AUTHORIZED");
+    let e = w
+        .tool(
+            owner(),
+            "withdraw_all",
+            json!({ "canister_id": ledger_id().to_text(), "to": owner().to_text() }),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "CUSTODY", "{e:?}");
+    assert_eq!(w.sends("withdraw_all"), 0);
+    w.tool(
+        owner(),
+        "withdraw_all",
+        json!({ "canister_id": p(90).to_text(), "to": owner().to_text() }),
+        None,
+    )
+    .unwrap();
+    assert_eq!(w.sends("withdraw_all"), 1);
+}
+
+#[test]
+fn a_form_whose_fixed_decimals_or_symbol_are_not_the_ledgers_prepares_nothing() {
+    for (decimals, symbol) in [(json!(18), json!("TKA")), (json!(8), json!("TESTNET"))] {
+        let w = World::new().setup();
+        registry::add_admin(&*w, controller(), admin()).unwrap();
+        let mut form = icrc1();
+        form["types"]["Tokens"]["value"]["decimals"] = decimals.clone();
+        form["types"]["Tokens"]["value"]["symbol"] = symbol.clone();
+        register(&w, admin(), "icrc1", &form).unwrap();
+        let before = snapshot(&w);
+        let e = w
+            .tool(
+                agent(),
+                "prepare_icrc1_transfer",
+                json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "0.0000000001" }),
+                Some(owner()),
+            )
+            .unwrap_err();
+        assert_eq!(e.code, "INVALID_INPUT", "{decimals} {symbol}: {e:?}");
+        assert!(
+            e.issues
+                .iter()
+                .any(|i| i.code == "E_CANISTER" && i.message.contains("icrc1_")),
+            "{:?}",
+            e.issues
+        );
+        assert_eq!(snapshot(&w), before);
+    }
+}
+
+#[test]
+fn a_transfer_is_shown_irreversible_whatever_its_form_says() {
+    let w = World::new().setup();
+    let mut form = icrc1();
+    form["methods"]["icrc1_transfer"]["effect"]["irreversible"] = json!(false);
+    register(&w, controller(), "icrc1", &form).unwrap();
+    let r = prepare(
+        &w,
+        owner(),
+        json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }),
+    )
+    .unwrap();
+    assert_eq!(
+        structured(&r)["preview"]["effect"]["irreversible"],
+        json!(true)
+    );
 }

@@ -309,9 +309,14 @@ pub fn reconcile_tick(w: &mut World, blocks: u64, amount: &str) -> Check<u64> {
     Ok(t1 - t0)
 }
 
-/// `count` more test ledgers, each registered with `forms`; answers them and the count of
-/// the last registration.
-pub fn more_ledgers(w: &mut World, count: u32, forms: &[&str]) -> Check<(Vec<Principal>, u64)> {
+/// `count` more test ledgers, each registered with `forms` (for a single owner when `owner`
+/// is given); answers them and the count of the last registration.
+pub fn more_ledgers(
+    w: &mut World,
+    count: u32,
+    forms: &[&str],
+    owner: Option<Principal>,
+) -> Check<(Vec<Principal>, u64)> {
     let c = w.p.controller;
     let ledger_wasm = wasm::wasm(Canister::TestLedger).map_err(Fail::Failed)?;
     let mut out = vec![];
@@ -335,7 +340,7 @@ pub fn more_ledgers(w: &mut World, count: u32, forms: &[&str]) -> Check<(Vec<Pri
         )?;
         let t0 = host_count(w)?;
         w.host
-            .register_canister(w.b.as_mut(), c, l, Some(&format!("TK{i}")), forms)?
+            .register_canister_for(w.b.as_mut(), c, l, Some(&format!("TK{i}")), forms, owner)?
             .ok_or_fail("register_canister")?;
         cost = host_count(w)? - t0;
         out.push(l);
@@ -660,7 +665,7 @@ pub fn quick(run: &mut Run) -> Check {
     transfers(run, &mut w, &os, 9, g, ", after an upgrade")?;
     let (_, form) = more_forms(&mut w, 0, 1)?;
     run.put(g, "register a third form", form, None);
-    let (_, canister) = more_ledgers(&mut w, 1, &["icrc1", "icrc2"])?;
+    let (_, canister) = more_ledgers(&mut w, 1, &["icrc1", "icrc2"], None)?;
     run.put(
         g,
         "register a second ledger (its refs read)",
@@ -781,7 +786,11 @@ fn growth_forms(run: &mut Run) -> Check {
         .to_vec();
     let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
     room(&mut w, 64, 64)?;
-    let (ledgers, _) = more_ledgers(&mut w, 9, &["icrc1", "icrc2"])?;
+    // The other ledgers for one owner: the copies' tools (methods the engine has no custody
+    // rule for, reads it does not know) are offered on canisters registered for a single
+    // owner only, and the table is of a catalog that offers them.
+    let owner = w.p.owner;
+    let (ledgers, _) = more_ledgers(&mut w, 9, &["icrc1", "icrc2"], Some(owner))?;
     let g = "growth: forms (on 10 ledgers)";
     let mut held = 2u32;
     let c = w.p.controller;
@@ -802,9 +811,12 @@ fn growth_forms(run: &mut Run) -> Check {
                     }))
                     .collect();
             let forms: Vec<&str> = all.iter().map(String::as_str).collect();
-            for l in std::iter::once(w.ledger.0).chain(ledgers.iter().copied()) {
+            let owner = w.p.owner;
+            let each = std::iter::once((w.ledger.0, None))
+                .chain(ledgers.iter().map(|l| (*l, Some(owner))));
+            for (l, owner) in each.collect::<Vec<_>>() {
                 w.host
-                    .register_canister(w.b.as_mut(), c, l, None, &forms)?
+                    .register_canister_for(w.b.as_mut(), c, l, None, &forms, owner)?
                     .ok_or_fail("register_canister (more forms)")?;
             }
         }
@@ -873,7 +885,7 @@ fn growth_canisters(run: &mut Run) -> Check {
     let mut held = 1u32;
     for target in [1u32, 10, 100] {
         if target > held {
-            let (_, cost) = more_ledgers(&mut w, target - held, &["icrc1", "icrc2"])?;
+            let (_, cost) = more_ledgers(&mut w, target - held, &["icrc1", "icrc2"], None)?;
             run.put(g, format!("register the {target}th ledger"), cost, None);
             held = target;
         }
@@ -930,7 +942,9 @@ fn scale(run: &mut Run) -> Check {
     w.host
         .register_canister(w.b.as_mut(), c, w.ledger.0, None, &forms)?
         .ok_or_fail("register_canister (50 forms)")?;
-    more_ledgers(&mut w, 99, &forms)?;
+    // The 99 others for one owner, so the copies' tools are offered (see `growth_forms`).
+    let owner = w.p.owner;
+    more_ledgers(&mut w, 99, &forms, Some(owner))?;
     let os = owners(&mut w, 5, 1_000)?;
     let template = transfer_template(&mut w)?;
     let g = "scale: 50 forms on 100 ledgers";

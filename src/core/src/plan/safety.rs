@@ -24,10 +24,11 @@ pub fn is_read_only_effect(effect: &Effect) -> bool {
     effect.kind == "read" && !effect.irreversible && effect.replicated
 }
 
-/// Ledger methods that move funds (ICRC-1, -2, -4, -7, -37, and the ICP ledger's own `transfer`
-/// and `send_dfx`): never a read tool (sent at once, without the owner's confirmation), whatever
-/// a form says of them, also as a query (the host's call runs the method as the ledger has it).
-pub const FUNDS_METHODS: [&str; 10] = [
+/// Ledger methods that move funds (ICRC-1, -2, -4, -7, -37, the ICP ledger's own `transfer`
+/// and `send_dfx`, the cycles ledger's withdrawals and canister creations): never a read tool
+/// (sent at once, without the owner's confirmation), whatever a form says of them, also as a
+/// query (the host's call runs the method as the ledger has it).
+pub const FUNDS_METHODS: [&str; 14] = [
     "icrc1_transfer",
     "icrc2_approve",
     "icrc2_transfer_from",
@@ -38,6 +39,10 @@ pub const FUNDS_METHODS: [&str; 10] = [
     "icrc37_transfer_from",
     "transfer",
     "send_dfx",
+    "withdraw",
+    "withdraw_from",
+    "create_canister",
+    "create_canister_from",
 ];
 
 /// Whether a method (or case) with this effect gets a read tool, or why it is refused one: an

@@ -14,6 +14,10 @@ use num_bigint::BigInt;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The refs that say a ledger's own decimals and symbol (as the ICRC packs name them).
+const REF_DECIMALS: &str = "query:icrc1_decimals";
+const REF_SYMBOL: &str = "query:icrc1_symbol";
+
 pub(super) struct LeafRead<'a, 'b> {
     pub form: &'a Form,
     pub refs: &'a BTreeMap<String, Value>,
@@ -130,6 +134,29 @@ impl LeafRead<'_, '_> {
         }
     }
 
+    /// A form's fixed decimals and symbol are the canister's own where its refs say them
+    /// (`icrc1_decimals`, `icrc1_symbol`): an amount read and shown in a form's units that are
+    /// not the ledger's would preview one amount and send another, whatever the form says.
+    fn fixed_meta_agrees(&self, decimals: &Dyn<u8>, symbol: &Dyn<String>) -> Result<(), Fault> {
+        if let (Dyn::Fixed(d), Some(v)) = (decimals, self.refs.get(REF_DECIMALS)) {
+            if v.as_u64() != Some(u64::from(*d)) {
+                return Err(Fault::new(
+                    Code::Canister,
+                    format!("the form fixes this amount's decimals at {d}, but the canister's icrc1_decimals is {v}: its amounts would be shown in units they are not sent in"),
+                ));
+            }
+        }
+        if let (Dyn::Fixed(sym), Some(v)) = (symbol, self.refs.get(REF_SYMBOL)) {
+            if v.as_str() != Some(sym.as_str()) {
+                return Err(Fault::new(
+                    Code::Canister,
+                    format!("the form fixes this amount's symbol as {sym:?}, but the canister's icrc1_symbol is {v}: its amounts would be shown as another token"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn leaf(&mut self, reader: &Reader, s: &str) -> Result<(IDLValue, String), Fault> {
         match reader {
             Reader::Amount {
@@ -138,6 +165,7 @@ impl LeafRead<'_, '_> {
                 symbol,
                 range,
             } => {
+                self.fixed_meta_agrees(decimals, symbol)?;
                 let symbol = match symbol {
                     Dyn::Fixed(s) => Some(s.clone()),
                     Dyn::From(src) => self
