@@ -295,6 +295,11 @@ fn finish<R: Runtime>(rt: &R, id: u64, p: Prepared, result: SendResult) -> ToolR
         let outcome_word = i.outcome.clone().unwrap_or_else(|| word.to_string());
         let mut v = Answer::of(&i);
         v.outcome = Some(&outcome_word);
+        // This send's word (`not_executed`, `retry_same`, ...) is about this send only: an
+        // earlier one may have executed, and the answer says so, as a decline's does.
+        if i.had_unknown && !i.status.is_final() && outcome_word != "unknown" {
+            v.earlier_outcome = Some("unknown");
+        }
         if let Some(why) = restamp_issue {
             v.restamp_error = Some(why);
         }

@@ -409,3 +409,26 @@ fn declined_after_an_unknown_outcome_says_so() {
     assert_eq!(structured(&r)["earlier_outcome"], json!("unknown"));
     assert_eq!(w.intent(id).status, Status::Unknown);
 }
+
+/// A resend after an unknown outcome that is not executed itself (a reject 1 to 3, or no call)
+/// answers `not_executed` for that send, and says an earlier send may have executed: the
+/// intent stays unknown, and reconciliation finds the original.
+#[test]
+fn a_resend_not_executed_after_an_unknown_outcome_says_the_earlier_may_have() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    w.script(Script::ExecuteThenLose);
+    assert_eq!(outcome(&w.confirm(owner(), id, &d).unwrap()), "unknown");
+    w.script(Script::Reject(2));
+    let r = w.confirm(owner(), id, &d).unwrap();
+    assert_eq!(outcome(&r), "not_executed");
+    assert_eq!(structured(&r)["earlier_outcome"], json!("unknown"));
+    assert_eq!(structured(&r)["status"], json!("unknown"));
+    assert_eq!(w.intent(id).status, Status::Unknown);
+    for _ in 0..5 {
+        w.advance(60 * SEC);
+        w.run_timers();
+    }
+    assert_eq!(w.intent(id).status, Status::Done);
+    assert_eq!(w.sends("icrc1_transfer"), 2);
+}
