@@ -35,6 +35,7 @@ pub async fn read_sets<R: Runtime>(
     plan: &ToolPlan,
     canister: Principal,
     timeout: u32,
+    single_owner: bool,
 ) -> BTreeMap<String, Vec<NameEntry>> {
     let mut out = BTreeMap::new();
     let form = plan.form.form.clone();
@@ -42,6 +43,11 @@ pub async fn read_sets<R: Runtime>(
         let Some(ns) = form.names.get(&set) else {
             continue;
         };
+        // Not called on a shared canister unless the engine knows it as a read: the set is
+        // then unread, and a name of it is refused (`E_NAMES_UNREAD`), never guessed.
+        if !single_owner && !crate::custody::known_read(&ns.method) {
+            continue;
+        }
         if let CallOutcome::Replied(bytes) = rt
             .call(
                 canister,

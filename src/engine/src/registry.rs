@@ -560,20 +560,33 @@ pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
                 queries.extend(e.ref_queries.iter().cloned());
             }
         }
-        let (sources, refused): (Vec<String>, Vec<String>) = sources
+        // On a canister several owners share, only from a read the engine knows: a form
+        // cannot make a method a query (the target runs it as it defines it).
+        let single = t.owner.is_some();
+        let (sources, refused): (Vec<String>, Vec<String>) = sources.into_iter().partition(|src| {
+            let m = src.trim_start_matches("query:");
+            queries.contains(m) && (single || crate::custody::known_read(m))
+        });
+        let refused: Vec<String> = refused
             .into_iter()
-            .partition(|src| queries.contains(src.trim_start_matches("query:")));
+            .map(|src| {
+                let m = src.trim_start_matches("query:");
+                if queries.contains(m) {
+                    format!("{src}: not a read the engine knows, on a canister several owners share; not read")
+                } else {
+                    format!("{src}: not a query of the forms without arguments; not read")
+                }
+            })
+            .collect();
         Some((sources, refused, s.limits().call_timeout_seconds))
     }) else {
         return;
     };
     let mut refs = Map::new();
-    // A ref is read only from a query the form declares without arguments: an update (which
-    // nobody confirmed) is never called to read one.
-    let mut errors: Vec<String> = refused
-        .iter()
-        .map(|src| format!("{src}: not a query of the forms without arguments; not read"))
-        .collect();
+    // A ref is read only from a query the form declares without arguments (and, on a shared
+    // canister, a read the engine knows): an update (which nobody confirmed) is never called
+    // to read one.
+    let mut errors: Vec<String> = refused;
     for src in &sources {
         let method = src.trim_start_matches("query:");
         match rt.call(id, method, NO_ARGS.to_vec(), timeout).await {

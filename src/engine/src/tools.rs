@@ -219,13 +219,14 @@ async fn name_sets<R: Runtime>(
     if names::sets_of(plan).is_empty() {
         return None;
     }
-    let timeout = rt.with_state(|s| s.limits().call_timeout_seconds);
-    match input_canister(input) {
-        Some(c) if canisters.iter().any(|x| x.id == c) => {
-            Some(names::read_sets(rt, plan, c, timeout).await)
-        }
-        _ => None,
-    }
+    let c = input_canister(input).filter(|c| canisters.iter().any(|x| x.id == *c))?;
+    // A set's method is called as the tool host, unconfirmed: on a canister several owners
+    // share, only a read the engine knows (see `catalog`: a form cannot make a method a query).
+    let (timeout, single) = rt.with_state(|s| {
+        let single = catalog::current(s).single_owner.contains_key(&c);
+        (s.limits().call_timeout_seconds, single)
+    });
+    Some(names::read_sets(rt, plan, c, timeout, single).await)
 }
 
 /// What `read_budget` does with one read tool call of `owner` (each costs the host calls): at

@@ -886,3 +886,56 @@ fn a_transfer_is_shown_irreversible_whatever_its_form_says() {
         json!(true)
     );
 }
+
+/// A form's no-argument "queries" for names and refs are called as the tool host, unconfirmed:
+/// on a shared canister only the reads the engine knows are.
+#[test]
+fn a_name_set_or_ref_method_the_engine_does_not_know_is_never_called_on_a_shared_canister() {
+    for single in [false, true] {
+        let w = World::new().setup();
+        let mut form = icrc1();
+        form["names"] = json!({ "contacts": { "method": "withdraw_all", "list": "(0)", "name": "name", "value": "account" } });
+        form["methods"]["withdraw_all"] = json!({ "mode": "query", "args": [], "results": [{ "type": "vec", "inner": { "type": "record", "fields": [
+            { "name": "name", "type": "text" }, { "name": "account", "type": "Account" }
+        ] } }] });
+        field_mut(&mut form, "TransferArg", "to")["named"] = json!("contacts");
+        let fee = field_mut(&mut form, "TransferArg", "fee");
+        fee["auto"] = json!({ "from": "query:withdraw_all" });
+        register(&w, controller(), "icrc1", &form).unwrap();
+        let t = futures::executor::block_on(registry::register_canister(
+            &*w,
+            controller(),
+            RegisterCanisterArgs {
+                id: ledger_id(),
+                label: Some("TKA".into()),
+                forms: vec!["icrc1".into()],
+                owner: single.then(owner),
+            },
+        ))
+        .unwrap();
+        let refs_called = w.sends("withdraw_all");
+        if single {
+            assert_eq!(refs_called, 1, "the ref is read on a single-owner canister");
+            continue;
+        }
+        assert_eq!(refs_called, 0, "a ref read on a shared canister");
+        assert!(
+            t.refs_error
+                .as_deref()
+                .is_some_and(|e| e.contains("not a read the engine knows")),
+            "{t:?}"
+        );
+        let e = prepare(
+            &w,
+            owner(),
+            json!({ "canister_id": ledger_id().to_text(), "to": "bob", "amount": "1" }),
+        )
+        .unwrap_err();
+        assert!(e.issues.iter().any(|i| i.code == "E_NAMES_UNREAD"), "{e:?}");
+        assert_eq!(
+            w.sends("withdraw_all"),
+            0,
+            "a name set read on a shared canister"
+        );
+    }
+}

@@ -651,7 +651,9 @@ fn contacts_world() -> Rc<World> {
             id: ledger_id(),
             label: Some("TKA".into()),
             forms: vec!["icrc1".into()],
-            owner: None,
+            // Its name set's method is not a read the engine knows: read on a canister
+            // registered for a single owner only.
+            owner: Some(owner()),
         },
     ))
     .unwrap();
