@@ -90,14 +90,29 @@ impl FormEntry {
                 .or_insert_with(|| Rc::new(tool_host_core::codec::method_types(p)));
             types.insert(p.name.clone(), t.clone());
         }
-        let ref_sources = ref_sources(&form.form).into_iter().collect();
-        let ref_queries = form
+        let mut ref_sources: std::collections::BTreeSet<String> =
+            ref_sources(&form.form).into_iter().collect();
+        let mut ref_queries: std::collections::BTreeSet<String> = form
             .form
             .methods
             .iter()
             .filter(|(_, m)| m.mode.is_query() && m.args.is_empty())
             .map(|(n, _)| n.clone())
             .collect();
+        // A form with a method that moves funds: the ledger's own decimals and symbol are read
+        // whatever the form declares, so that an amount is never read or shown in a form's
+        // units that are not the ledger's (`read::leaf`).
+        let funds = form
+            .form
+            .methods
+            .keys()
+            .any(|m| tool_host_core::plan::FUNDS_METHODS.contains(&m.as_str()));
+        if funds {
+            for m in ["icrc1_decimals", "icrc1_symbol"] {
+                ref_sources.insert(format!("query:{m}"));
+                ref_queries.insert(m.to_string());
+            }
+        }
         FormEntry {
             form,
             tools,

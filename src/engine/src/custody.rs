@@ -48,6 +48,122 @@ fn rule_of(method: &str) -> Option<(Rule, bool, Option<&'static str>)> {
     })
 }
 
+/// The fields each standard gives a covered method's argument record (and, for the NFT
+/// approvals, its `approval_info`). A record with any other field is refused: the rule reads
+/// the source of funds where the standard has it, and a target whose method of that name takes
+/// its source elsewhere (EXT's `transfer` reads `subaccount`) must not pass on a field it
+/// ignores. The standards' own optional fields may be absent.
+fn standard_fields(method: &str) -> &'static [&'static str] {
+    match method {
+        "icrc1_transfer" | "icrc4_transfer_batch" => &[
+            "from_subaccount",
+            "to",
+            "amount",
+            "fee",
+            "memo",
+            "created_at_time",
+        ],
+        "icrc2_approve" => &[
+            "from_subaccount",
+            "spender",
+            "amount",
+            "expected_allowance",
+            "expires_at",
+            "fee",
+            "memo",
+            "created_at_time",
+        ],
+        // The ICP ledger's `TransferArgs` and `SendArgs`.
+        "transfer" | "send_dfx" => &[
+            "memo",
+            "amount",
+            "fee",
+            "from_subaccount",
+            "to",
+            "created_at_time",
+        ],
+        "withdraw" => &["amount", "from_subaccount", "to", "created_at_time"],
+        "create_canister" => &[
+            "from_subaccount",
+            "created_at_time",
+            "amount",
+            "creation_args",
+        ],
+        "icrc7_transfer" => &[
+            "from_subaccount",
+            "to",
+            "token_id",
+            "memo",
+            "created_at_time",
+        ],
+        "icrc37_approve_tokens" => &["token_id", "approval_info"],
+        "icrc37_approve_collection" => &["approval_info"],
+        "icrc2_transfer_from" => &[
+            "spender_subaccount",
+            "from",
+            "to",
+            "amount",
+            "fee",
+            "memo",
+            "created_at_time",
+        ],
+        "icrc37_transfer_from" => &[
+            "spender_subaccount",
+            "from",
+            "to",
+            "token_id",
+            "memo",
+            "created_at_time",
+        ],
+        "withdraw_from" => &[
+            "spender_subaccount",
+            "from",
+            "to",
+            "amount",
+            "created_at_time",
+        ],
+        "create_canister_from" => &[
+            "from",
+            "spender_subaccount",
+            "created_at_time",
+            "amount",
+            "creation_args",
+        ],
+        _ => &[],
+    }
+}
+
+/// ICRC-37's `ApprovalInfo`.
+const APPROVAL_INFO: &[&str] = &[
+    "spender",
+    "from_subaccount",
+    "expires_at",
+    "memo",
+    "created_at_time",
+];
+
+/// Refuses a record with a field its standard does not give it (by hash, as the target reads).
+fn closed_shape(
+    ids: impl Iterator<Item = (u32, String)>,
+    allowed: &[&str],
+    method: &str,
+    path: &str,
+) -> Result<(), ApiError> {
+    for (id, label) in ids {
+        if !allowed.iter().any(|n| candid::idl_hash(n) == id) {
+            return Err(refuse(
+                &format!("{path}.{label}"),
+                format!("{method}'s argument has a field its standard does not give it ({label}): a target may read the source of funds there"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn labels(fs: &[IDLField]) -> impl Iterator<Item = (u32, String)> + '_ {
+    fs.iter().map(|f| (f.id.get_id(), f.id.to_string()))
+}
+
 /// Whether the engine knows how this method's funds are tied to their owner.
 pub fn covers(method: &str) -> bool {
     rule_of(method).is_some()
@@ -219,7 +335,7 @@ fn check_record(
 /// argument whose source fields are `opt blob` and an account record): a general Candid decode
 /// of the whole argument costs hundreds of thousands of instructions on every prepare and send.
 /// `None` for any other shape: the general decoder reads it (same result, higher cost).
-fn fast_fields(arg: &[u8]) -> Option<Vec<IDLField>> {
+fn fast_fields(arg: &[u8]) -> Option<(Vec<IDLField>, Vec<u32>)> {
     use tool_host_core::wire::{self, label, Ty};
     let (table, mut r) = wire::parse(arg)?;
     let first = *table.args.first()?;
@@ -243,7 +359,9 @@ fn fast_fields(arg: &[u8]) -> Option<Vec<IDLField>> {
         }
     };
     let mut out = vec![];
+    let mut ids = vec![];
     r.record(&table, first, |r, id, ft| {
+        ids.push(id);
         let named = |n: &str| IDLField {
             id: candid::types::Label::Named(n.into()),
             val: IDLValue::Null,
@@ -281,7 +399,7 @@ fn fast_fields(arg: &[u8]) -> Option<Vec<IDLField>> {
     for t in &table.args[1..] {
         r.skip(&table, *t, 0)?;
     }
-    r.at_end().then_some(out)
+    r.at_end().then_some((out, ids))
 }
 
 /// The custody check of one send of `method` with argument bytes `arg` for `owner`.
@@ -293,8 +411,15 @@ fn check_with(method: &str, arg: &[u8], owner: Principal, fast: bool) -> Result<
     let Some((rule, batch, nested)) = rule_of(method) else {
         return Ok(());
     };
+    let allowed = standard_fields(method);
     if fast && !batch && nested.is_none() {
-        if let Some(fs) = fast_fields(arg) {
+        if let Some((fs, ids)) = fast_fields(arg) {
+            closed_shape(
+                ids.into_iter().map(|id| (id, format!("#{id}"))),
+                allowed,
+                method,
+                "$args[0]",
+            )?;
             return check_record(&fs, rule, None, owner, "$args[0]");
         }
     }
@@ -338,6 +463,12 @@ fn check_with(method: &str, arg: &[u8], owner: Principal, fast: bool) -> Result<
         }
     };
     for (path, fs) in records {
+        closed_shape(labels(fs), allowed, method, &path)?;
+        if let Some(n) = nested {
+            if let Some(IDLValue::Record(inner)) = field(fs, n) {
+                closed_shape(labels(inner), APPROVAL_INFO, method, &format!("{path}.{n}"))?;
+            }
+        }
         check_record(fs, rule, nested, owner, &path)?;
     }
     Ok(())
@@ -610,6 +741,35 @@ mod tests {
     }
 
     #[test]
+    fn a_record_with_a_field_its_standard_does_not_give_is_refused() {
+        // EXT's `transfer` reads its source from `subaccount`; a form that adds the ICP
+        // ledger's `from_subaccount` (which EXT ignores) must not pass.
+        #[derive(CandidType)]
+        struct Ext {
+            from_subaccount: Option<ByteBuf>,
+            to: Principal,
+            token: String,
+            amount: Nat,
+            subaccount: Option<ByteBuf>,
+        }
+        let bytes = candid::encode_one(Ext {
+            from_subaccount: Some(ByteBuf::from(deposit_subaccount(&owner()).to_vec())),
+            to: other(),
+            token: "tok".into(),
+            amount: Nat::from(100u8),
+            subaccount: Some(ByteBuf::from(deposit_subaccount(&other()).to_vec())),
+        })
+        .unwrap();
+        for fast in [true, false] {
+            let e = check_with("transfer", &bytes, owner(), fast).unwrap_err();
+            assert!(
+                e.issues[0].message.contains("standard does not give"),
+                "fast {fast}: {e:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_cycles_ledgers_spends_are_covered() {
         #[derive(CandidType)]
         struct Withdraw {
@@ -622,7 +782,6 @@ mod tests {
         struct WithdrawFrom {
             spender_subaccount: Option<ByteBuf>,
             from: Account,
-            to: Principal,
             amount: Nat,
             created_at_time: Option<u64>,
         }
@@ -635,16 +794,40 @@ mod tests {
             })
             .unwrap()
         };
+        #[derive(CandidType)]
+        struct Create {
+            from_subaccount: Option<ByteBuf>,
+            created_at_time: Option<u64>,
+            amount: Nat,
+        }
+        let create = |sub: Option<Vec<u8>>| {
+            candid::encode_one(Create {
+                from_subaccount: sub.map(ByteBuf::from),
+                created_at_time: None,
+                amount: Nat::from(1u8),
+            })
+            .unwrap()
+        };
         let own = Some(deposit_subaccount(&owner()).to_vec());
         let theirs = Some(deposit_subaccount(&other()).to_vec());
-        for m in ["withdraw", "create_canister"] {
+        type Encode<'a> = &'a dyn Fn(Option<Vec<u8>>) -> Vec<u8>;
+        for (m, encode) in [
+            ("withdraw", &withdraw as Encode),
+            ("create_canister", &create as Encode),
+        ] {
             assert!(covers(m) && !known_read(m));
-            assert!(check(m, &withdraw(own.clone()), owner()).is_ok(), "{m}");
+            assert!(check(m, &encode(own.clone()), owner()).is_ok(), "{m}");
             for sub in [None, theirs.clone()] {
-                let e = check(m, &withdraw(sub), owner()).unwrap_err();
+                let e = check(m, &encode(sub), owner()).unwrap_err();
                 assert_eq!(e.issues[0].path, "$args[0].from_subaccount", "{m}");
             }
         }
+        // `to` is not a field of `create_canister`: a record the standard does not give it.
+        let e = check("create_canister", &withdraw(own.clone()), owner()).unwrap_err();
+        assert!(
+            e.issues[0].message.contains("standard does not give"),
+            "{e:?}"
+        );
         let from = |who: Principal| {
             candid::encode_one(WithdrawFrom {
                 spender_subaccount: None,
@@ -652,7 +835,6 @@ mod tests {
                     owner: who,
                     subaccount: None,
                 },
-                to: other(),
                 amount: Nat::from(1u8),
                 created_at_time: None,
             })

@@ -333,6 +333,18 @@ pub async fn register_canister<R: Runtime>(
     args: RegisterCanisterArgs,
 ) -> ApiResult<TargetView> {
     auth::admin(rt, &caller)?;
+    // A canister for a single owner offers that owner every tool of its forms, with the tool
+    // host's whole authority on it (which may reach other owners' funds: deposits, approvals
+    // given to it): a controller's decision, never an admin's (admins, like forms, are inputs).
+    if let Some(o) = args.owner {
+        let same = rt.with_state(|s| s.targets.get(&args.id).is_some_and(|t| t.owner == Some(o)));
+        if !same && !rt.is_controller(&caller) {
+            return Err(err(
+                ErrorCode::NotAuthorized,
+                format!("only a controller registers a canister for a single owner ({o}); {caller} is an admin: register {} without an owner, or ask a controller", args.id),
+            ));
+        }
+    }
     if args.id == Principal::anonymous()
         || args.id == Principal::management_canister()
         || args.id == rt.self_id()

@@ -215,17 +215,28 @@ async fn name_sets<R: Runtime>(
     plan: &ToolPlan,
     input: &Value,
     canisters: &[Canister],
+    owner: Principal,
 ) -> Option<std::collections::BTreeMap<String, Vec<NameEntry>>> {
     if names::sets_of(plan).is_empty() {
         return None;
     }
     let c = input_canister(input).filter(|c| canisters.iter().any(|x| x.id == *c))?;
-    // A set's method is called as the tool host, unconfirmed: on a canister several owners
-    // share, only a read the engine knows (see `catalog`: a form cannot make a method a query).
+    // A set's method is called as the tool host, unconfirmed: only on a canister the tool
+    // applies to and the owner may use (checked again, with its error, after the read), and
+    // there, unless the canister is this owner's alone, only a read the engine knows (see
+    // `catalog`: a form cannot make a method a query).
     let (timeout, single) = rt.with_state(|s| {
-        let single = catalog::current(s).single_owner.contains_key(&c);
-        (s.limits().call_timeout_seconds, single)
-    });
+        target_access(s, &plan.name, c, owner).ok()?;
+        let cat = catalog::current(s);
+        if !cat
+            .canister(&c)
+            .is_some_and(|x| x.applies_to(&plan.form.id))
+        {
+            return None;
+        }
+        let single = cat.single_owner.get(&c) == Some(&owner);
+        Some((s.limits().call_timeout_seconds, single))
+    })?;
     Some(names::read_sets(rt, plan, c, timeout, single).await)
 }
 
@@ -367,7 +378,7 @@ async fn read_tool<R: Runtime>(
         let c = catalog::current(s).canisters.clone();
         Ok::<_, ApiError>((c, s.config.get().catalog_revision))
     })?;
-    let names = name_sets(rt, plan, &input, &canisters).await;
+    let names = name_sets(rt, plan, &input, &canisters, owner).await;
     crate::auth::still_acting(rt, &caller, &owner)?;
     let counted = names.is_some();
     let now = rt.now();
@@ -448,7 +459,7 @@ async fn prepare<R: Runtime>(
     });
     rt.mark("read_input: canisters");
     // Names are read once, here, and kept with the intent for its re-stamps.
-    let names = name_sets(rt, plan, &input, &canisters).await;
+    let names = name_sets(rt, plan, &input, &canisters, owner).await;
     // No await from here to the intent's record: checked once, it holds when it is stored.
     crate::auth::still_acting(rt, &caller, &owner)?;
     let (mut out, mut canister) = read_with(plan, &input, &canisters, owner, now, names.as_ref())?;

@@ -713,8 +713,16 @@ fn a_withdrawal_from_another_owners_deposit_is_refused_whatever_the_form_binds()
                 .tool(stranger(), "prepare_withdraw", input, None)
                 .unwrap_err();
             assert_eq!(e.code, "CUSTODY", "bind_to {bind_to}: {e:?}");
-            assert_eq!(e.issues[0].path, "$args[0].from_subaccount");
+            if bind_to {
+                assert_eq!(e.issues[0].path, "$args[0].from_subaccount");
+            } else {
+                // The extra field is not `withdraw`'s: refused whatever the source.
+                assert!(e.message.contains("standard does not give"), "{e:?}");
+            }
             assert_eq!(snapshot(&w), before);
+        }
+        if !bind_to {
+            continue;
         }
         // From the caller's own deposit it is prepared, and sent once confirmed.
         input["from_subaccount"] = json!(hex::encode(tool_host_core::funds::deposit_subaccount(
@@ -938,4 +946,178 @@ fn a_name_set_or_ref_method_the_engine_does_not_know_is_never_called_on_a_shared
             "a name set read on a shared canister"
         );
     }
+}
+
+// Found by the review of the fixes above (2026-12-04).
+
+#[test]
+fn a_covered_method_whose_record_has_a_field_its_standard_does_not_give_is_refused() {
+    // EXT's `transfer` reads its source from `subaccount`: a form that adds the ICP ledger's
+    // `from_subaccount` bound to the owner (EXT ignores it) must not move another's deposit.
+    let w = World::new().setup();
+    let mut form = icrc1();
+    form["name"] = json!("ext");
+    form["methods"] = json!({ "transfer": { "mode": "update", "intent": "Transfer a token",
+        "effect": { "kind": "transfer", "irreversible": true, "replicated": true },
+        "args": [ { "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "to", "type": "principal" }, { "name": "token", "type": "text" },
+            { "name": "amount", "type": "nat", "describe": "How many tokens." },
+            { "name": "subaccount", "type": "opt", "inner": { "type": "Subaccount" } } ] } ], "results": [] } });
+    register(&w, controller(), "ext", &form).unwrap();
+    shared_ledger_with(&w, "ext");
+    let before = snapshot(&w);
+    let victim = hex::encode(tool_host_core::funds::deposit_subaccount(&other_owner()));
+    let e = w
+        .tool(
+            stranger(),
+            "prepare_transfer",
+            json!({ "canister_id": ledger_id().to_text(), "to": stranger().to_text(), "token": "tok", "amount": "100", "subaccount": victim }),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "CUSTODY", "{e:?}");
+    assert!(e.message.contains("standard does not give"), "{e:?}");
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.sends("transfer"), 0);
+}
+
+#[test]
+fn a_name_set_is_never_read_on_a_canister_the_caller_may_not_use() {
+    let w = World::new().setup();
+    let mut form = icrc1();
+    form["names"] = json!({ "contacts": { "method": "withdraw_all", "list": "(0)", "name": "name", "value": "account" } });
+    form["methods"]["withdraw_all"] = json!({ "mode": "query", "args": [], "results": [{ "type": "vec", "inner": { "type": "record", "fields": [
+        { "name": "name", "type": "text" }, { "name": "account", "type": "Account" }
+    ] } }] });
+    field_mut(&mut form, "TransferArg", "to")["named"] = json!("contacts");
+    register(&w, controller(), "icrc1", &form).unwrap();
+    // Another owner's canister, with a form the tool is not of.
+    futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: p(90),
+            label: Some("Vault".into()),
+            forms: vec!["icrc2".into()],
+            owner: Some(owner()),
+        },
+    ))
+    .unwrap();
+    // And another owner's canister with the tool's own form.
+    futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: p(91),
+            label: Some("Vault2".into()),
+            forms: vec!["icrc1".into()],
+            owner: Some(owner()),
+        },
+    ))
+    .unwrap();
+    for (caller, canister) in [(stranger(), p(90)), (owner(), p(90)), (stranger(), p(91))] {
+        let e = w
+            .tool(
+                caller,
+                "prepare_icrc1_transfer",
+                json!({ "canister_id": canister.to_text(), "to": "bob", "amount": "1" }),
+                None,
+            )
+            .unwrap_err();
+        assert!(
+            ["NOT_AUTHORIZED", "INVALID_INPUT"].contains(&e.code.as_str()),
+            "{e:?}"
+        );
+    }
+    assert_eq!(
+        w.sends("withdraw_all"),
+        0,
+        "a name set read for a caller who may not use it"
+    );
+    // Its owner reads it there.
+    let _ = w.tool(
+        owner(),
+        "prepare_icrc1_transfer",
+        json!({ "canister_id": p(91).to_text(), "to": "bob", "amount": "1" }),
+        None,
+    );
+    assert_eq!(w.sends("withdraw_all"), 1);
+}
+
+#[test]
+fn only_a_controller_registers_a_canister_for_a_single_owner() {
+    let w = World::new().setup();
+    registry::add_admin(&*w, controller(), admin()).unwrap();
+    let register_for = |caller, owner| {
+        futures::executor::block_on(registry::register_canister(
+            &*w,
+            caller,
+            RegisterCanisterArgs {
+                id: ledger_id(),
+                label: Some("TKA".into()),
+                forms: vec!["icrc1".into(), "icrc2".into()],
+                owner,
+            },
+        ))
+    };
+    let before = w.state.borrow().targets.get(&ledger_id()).unwrap().owner;
+    let e = register_for(admin(), Some(stranger())).unwrap_err();
+    assert_eq!(e.code, "NOT_AUTHORIZED", "{e:?}");
+    assert_eq!(
+        w.state.borrow().targets.get(&ledger_id()).unwrap().owner,
+        before
+    );
+    // A controller may; then an admin may register it again for the same owner, or shared.
+    register_for(controller(), Some(owner())).unwrap();
+    register_for(admin(), Some(owner())).unwrap();
+    let e = register_for(admin(), Some(stranger())).unwrap_err();
+    assert_eq!(e.code, "NOT_AUTHORIZED");
+    register_for(admin(), None).unwrap();
+    assert_eq!(
+        w.state.borrow().targets.get(&ledger_id()).unwrap().owner,
+        None
+    );
+}
+
+#[test]
+fn a_funds_method_reads_amounts_only_in_the_ledgers_own_units() {
+    // A ledger registered with a hostile copy of the pack alone (no form declares the
+    // decimals ref): the engine reads the ledger's decimals and symbol itself.
+    let w = World::new();
+    let mut form = icrc1();
+    form["types"]["Tokens"]["value"]["decimals"] = json!(18);
+    form["types"]["Tokens"]["value"]["symbol"] = json!("TESTNET");
+    register(&w, controller(), "icrc1", &form).unwrap();
+    let t = futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: ledger_id(),
+            label: Some("TKA".into()),
+            forms: vec!["icrc1".into()],
+            owner: None,
+        },
+    ))
+    .unwrap();
+    assert!(t.refs.contains("\"query:icrc1_decimals\":8"), "{}", t.refs);
+    let input = json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "0.0000000001" });
+    let e = prepare(&w, owner(), input.clone()).unwrap_err();
+    assert!(e.issues.iter().any(|i| i.code == "E_CANISTER"), "{e:?}");
+    // The refs not known (a failed read): refused too, never taken on trust.
+    {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&ledger_id()).unwrap();
+        t.refs_json = "{}".into();
+        s.targets.insert(ledger_id(), t);
+        s.bump_catalog();
+    }
+    let e = prepare(&w, owner(), input).unwrap_err();
+    assert!(
+        e.issues
+            .iter()
+            .any(|i| i.code == "E_CANISTER" && i.message.contains("not known")),
+        "{e:?}"
+    );
+    assert_eq!(w.state.borrow().intents.len(), 0);
 }

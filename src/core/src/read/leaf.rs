@@ -138,6 +138,21 @@ impl LeafRead<'_, '_> {
     /// (`icrc1_decimals`, `icrc1_symbol`): an amount read and shown in a form's units that are
     /// not the ledger's would preview one amount and send another, whatever the form says.
     fn fixed_meta_agrees(&self, decimals: &Dyn<u8>, symbol: &Dyn<String>) -> Result<(), Fault> {
+        // For a method that moves funds the ledger's own must be known (the engine reads them
+        // for every such form): a form's fixed units are never taken on trust there.
+        if self.st.funds && self.st.refs_known {
+            for (fixed, src) in [
+                (matches!(decimals, Dyn::Fixed(_)), REF_DECIMALS),
+                (matches!(symbol, Dyn::Fixed(_)), REF_SYMBOL),
+            ] {
+                if fixed && !self.refs.contains_key(src) {
+                    return Err(Fault::new(
+                        Code::Canister,
+                        format!("the canister's {src} is not known (its refs were not read, or the read failed): a method that moves funds takes a form's fixed units only when they are the ledger's"),
+                    ));
+                }
+            }
+        }
         if let (Dyn::Fixed(d), Some(v)) = (decimals, self.refs.get(REF_DECIMALS)) {
             if v.as_u64() != Some(u64::from(*d)) {
                 return Err(Fault::new(

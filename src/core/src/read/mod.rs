@@ -114,6 +114,7 @@ pub fn read_tool_input(
         values: 0,
         refs_known: true,
         names_used: BTreeMap::new(),
+        funds: crate::plan::FUNDS_METHODS.contains(&plan.method.as_str()),
     };
     for key in obj.keys() {
         if key != CANISTER_PARAM && !plan.params.iter().any(|p| &p.name == key) {
@@ -327,6 +328,9 @@ pub(crate) struct State {
     /// False when the canister could not be chosen: ref-dependent checks are left out then.
     pub refs_known: bool,
     pub names_used: BTreeMap<String, String>,
+    /// The tool's method moves funds (`plan::FUNDS_METHODS`): its amounts are read only in
+    /// the ledger's own units.
+    pub funds: bool,
 }
 
 pub(crate) fn issue(param: &str, path: &str, code: Code, message: impl Into<String>) -> Issue {
