@@ -48,22 +48,30 @@ fn rule_of(method: &str) -> Option<(Rule, bool, Option<&'static str>)> {
     })
 }
 
+/// The hashes of field names, made at compile time.
+macro_rules! hashes {
+    ($($n:literal),* $(,)?) => {{
+        const H: &[u32] = &[$(field_hash($n)),*];
+        H
+    }};
+}
+
 /// The fields each standard gives a covered method's argument record (and, for the NFT
 /// approvals, its `approval_info`). A record with any other field is refused: the rule reads
 /// the source of funds where the standard has it, and a target whose method of that name takes
 /// its source elsewhere (EXT's `transfer` reads `subaccount`) must not pass on a field it
 /// ignores. The standards' own optional fields may be absent.
-fn standard_fields(method: &str) -> &'static [&'static str] {
+fn standard_fields(method: &str) -> &'static [u32] {
     match method {
-        "icrc1_transfer" | "icrc4_transfer_batch" => &[
+        "icrc1_transfer" | "icrc4_transfer_batch" => hashes!(
             "from_subaccount",
             "to",
             "amount",
             "fee",
             "memo",
-            "created_at_time",
-        ],
-        "icrc2_approve" => &[
+            "created_at_time"
+        ),
+        "icrc2_approve" => hashes!(
             "from_subaccount",
             "spender",
             "amount",
@@ -71,97 +79,119 @@ fn standard_fields(method: &str) -> &'static [&'static str] {
             "expires_at",
             "fee",
             "memo",
-            "created_at_time",
-        ],
+            "created_at_time"
+        ),
         // The ICP ledger's `TransferArgs` and `SendArgs`.
-        "transfer" | "send_dfx" => &[
+        "transfer" | "send_dfx" => hashes!(
             "memo",
             "amount",
             "fee",
             "from_subaccount",
             "to",
-            "created_at_time",
-        ],
-        "withdraw" => &["amount", "from_subaccount", "to", "created_at_time"],
-        "create_canister" => &[
+            "created_at_time"
+        ),
+        "withdraw" => hashes!("amount", "from_subaccount", "to", "created_at_time"),
+        "create_canister" => hashes!(
             "from_subaccount",
             "created_at_time",
             "amount",
-            "creation_args",
-        ],
-        "icrc7_transfer" => &[
+            "creation_args"
+        ),
+        "icrc7_transfer" => hashes!(
             "from_subaccount",
             "to",
             "token_id",
             "memo",
-            "created_at_time",
-        ],
-        "icrc37_approve_tokens" => &["token_id", "approval_info"],
-        "icrc37_approve_collection" => &["approval_info"],
-        "icrc2_transfer_from" => &[
+            "created_at_time"
+        ),
+        "icrc37_approve_tokens" => hashes!("token_id", "approval_info"),
+        "icrc37_approve_collection" => hashes!("approval_info"),
+        "icrc2_transfer_from" => hashes!(
             "spender_subaccount",
             "from",
             "to",
             "amount",
             "fee",
             "memo",
-            "created_at_time",
-        ],
-        "icrc37_transfer_from" => &[
+            "created_at_time"
+        ),
+        "icrc37_transfer_from" => hashes!(
             "spender_subaccount",
             "from",
             "to",
             "token_id",
             "memo",
-            "created_at_time",
-        ],
-        "withdraw_from" => &[
+            "created_at_time"
+        ),
+        "withdraw_from" => hashes!(
             "spender_subaccount",
             "from",
             "to",
             "amount",
-            "created_at_time",
-        ],
-        "create_canister_from" => &[
+            "created_at_time"
+        ),
+        "create_canister_from" => hashes!(
             "from",
             "spender_subaccount",
             "created_at_time",
             "amount",
-            "creation_args",
-        ],
-        _ => &[],
+            "creation_args"
+        ),
+        _ => hashes!(),
     }
 }
 
 /// ICRC-37's `ApprovalInfo`.
-const APPROVAL_INFO: &[&str] = &[
+const APPROVAL_INFO: &[u32] = hashes!(
     "spender",
     "from_subaccount",
     "expires_at",
     "memo",
     "created_at_time",
-];
+);
 
-/// Refuses a record with a field its standard does not give it (by hash, as the target reads).
+/// `candid::idl_hash` at compile time (a test checks it against candid's), so that the
+/// standards' field lists cost nothing to look up on every prepare and send.
+const fn field_hash(s: &str) -> u32 {
+    let b = s.as_bytes();
+    let mut h: u32 = 0;
+    let mut i = 0;
+    while i < b.len() {
+        h = h.wrapping_mul(223).wrapping_add(b[i] as u32);
+        i += 1;
+    }
+    h
+}
+
+/// The first field of a record (by hash) that its standard does not give it.
+fn unknown_field(mut ids: impl Iterator<Item = u32>, allowed: &[u32]) -> Option<u32> {
+    ids.find(|id| !allowed.contains(id))
+}
+
+fn not_standard(method: &str, path: &str, label: &str) -> ApiError {
+    refuse(
+        &format!("{path}.{label}"),
+        format!("{method}'s argument has a field its standard does not give it ({label}): a target may read the source of funds there"),
+    )
+}
+
+/// Refuses a decoded record with a field its standard does not give it.
 fn closed_shape(
-    ids: impl Iterator<Item = (u32, String)>,
-    allowed: &[&str],
+    fs: &[IDLField],
+    allowed: &[u32],
     method: &str,
     path: &str,
 ) -> Result<(), ApiError> {
-    for (id, label) in ids {
-        if !allowed.iter().any(|n| candid::idl_hash(n) == id) {
-            return Err(refuse(
-                &format!("{path}.{label}"),
-                format!("{method}'s argument has a field its standard does not give it ({label}): a target may read the source of funds there"),
-            ));
+    match unknown_field(fs.iter().map(|f| f.id.get_id()), allowed) {
+        None => Ok(()),
+        Some(id) => {
+            let label = fs
+                .iter()
+                .find(|f| f.id.get_id() == id)
+                .map_or_else(|| format!("#{id}"), |f| f.id.to_string());
+            Err(not_standard(method, path, &label))
         }
     }
-    Ok(())
-}
-
-fn labels(fs: &[IDLField]) -> impl Iterator<Item = (u32, String)> + '_ {
-    fs.iter().map(|f| (f.id.get_id(), f.id.to_string()))
 }
 
 /// Whether the engine knows how this method's funds are tied to their owner.
@@ -414,12 +444,9 @@ fn check_with(method: &str, arg: &[u8], owner: Principal, fast: bool) -> Result<
     let allowed = standard_fields(method);
     if fast && !batch && nested.is_none() {
         if let Some((fs, ids)) = fast_fields(arg) {
-            closed_shape(
-                ids.into_iter().map(|id| (id, format!("#{id}"))),
-                allowed,
-                method,
-                "$args[0]",
-            )?;
+            if let Some(id) = unknown_field(ids.into_iter(), allowed) {
+                return Err(not_standard(method, "$args[0]", &format!("#{id}")));
+            }
             return check_record(&fs, rule, None, owner, "$args[0]");
         }
     }
@@ -463,10 +490,10 @@ fn check_with(method: &str, arg: &[u8], owner: Principal, fast: bool) -> Result<
         }
     };
     for (path, fs) in records {
-        closed_shape(labels(fs), allowed, method, &path)?;
+        closed_shape(fs, allowed, method, &path)?;
         if let Some(n) = nested {
             if let Some(IDLValue::Record(inner)) = field(fs, n) {
-                closed_shape(labels(inner), APPROVAL_INFO, method, &format!("{path}.{n}"))?;
+                closed_shape(inner, APPROVAL_INFO, method, &format!("{path}.{n}"))?;
             }
         }
         check_record(fs, rule, nested, owner, &path)?;
@@ -738,6 +765,22 @@ mod tests {
         assert!(check("vote", b"DIDL\x00\x00", owner()).is_ok());
         assert!(!covers("vote"));
         assert!(!known_read("vote"));
+    }
+
+    #[test]
+    fn field_hash_is_candids() {
+        for n in [
+            "",
+            "a",
+            "from_subaccount",
+            "created_at_time",
+            "approval_info",
+            "ü",
+        ] {
+            assert_eq!(field_hash(n), candid::idl_hash(n), "{n}");
+        }
+        assert_eq!(standard_fields("icrc1_transfer").len(), 6);
+        assert_eq!(APPROVAL_INFO[0], candid::idl_hash("spender"));
     }
 
     #[test]

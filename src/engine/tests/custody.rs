@@ -1121,3 +1121,33 @@ fn a_funds_method_reads_amounts_only_in_the_ledgers_own_units() {
     );
     assert_eq!(w.state.borrow().intents.len(), 0);
 }
+
+#[test]
+fn a_funds_method_never_takes_its_units_from_another_ref() {
+    // Found by the third review: decimals from `query:icrc1_fee` (10 on a ledger like ckBTC's)
+    // previewed 0.01 TKA and moved 1 TKA.
+    let w = World::new().setup();
+    registry::add_admin(&*w, controller(), admin()).unwrap();
+    for (what, from) in [
+        ("decimals", "query:icrc1_fee"),
+        ("symbol", "query:icrc1_name"),
+    ] {
+        let mut form = icrc1();
+        form["types"]["Tokens"]["value"][what] = json!({ "from": from });
+        register(&w, admin(), "icrc1", &form).unwrap();
+        let before = snapshot(&w);
+        let e = prepare(
+            &w,
+            owner(),
+            json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "0.01" }),
+        )
+        .unwrap_err();
+        assert!(
+            e.issues
+                .iter()
+                .any(|i| i.code == "E_CANISTER" && i.message.contains(from)),
+            "{what}: {e:?}"
+        );
+        assert_eq!(snapshot(&w), before);
+    }
+}

@@ -138,8 +138,35 @@ impl LeafRead<'_, '_> {
     /// (`icrc1_decimals`, `icrc1_symbol`): an amount read and shown in a form's units that are
     /// not the ledger's would preview one amount and send another, whatever the form says.
     fn fixed_meta_agrees(&self, decimals: &Dyn<u8>, symbol: &Dyn<String>) -> Result<(), Fault> {
-        // For a method that moves funds the ledger's own must be known (the engine reads them
-        // for every such form): a form's fixed units are never taken on trust there.
+        // For a method that moves funds the units are the ledger's own, read from its
+        // `icrc1_decimals` and `icrc1_symbol` (the engine reads them for every such form): never
+        // another ref (a fee of 10 read as 10 decimals), and a form's fixed ones only when they
+        // are those.
+        if self.st.funds {
+            for (from, src) in [
+                (
+                    match decimals {
+                        Dyn::From(f) => Some(f),
+                        Dyn::Fixed(_) => None,
+                    },
+                    REF_DECIMALS,
+                ),
+                (
+                    match symbol {
+                        Dyn::From(f) => Some(f),
+                        Dyn::Fixed(_) => None,
+                    },
+                    REF_SYMBOL,
+                ),
+            ] {
+                if let Some(f) = from.filter(|f| f.as_str() != src) {
+                    return Err(Fault::new(
+                        Code::Canister,
+                        format!("the form takes this amount's units from {f}, not the ledger's {src}: a method that moves funds reads amounts only in the ledger's own units"),
+                    ));
+                }
+            }
+        }
         if self.st.funds && self.st.refs_known {
             for (fixed, src) in [
                 (matches!(decimals, Dyn::Fixed(_)), REF_DECIMALS),
