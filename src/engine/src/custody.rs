@@ -767,6 +767,38 @@ mod tests {
         assert!(!known_read("vote"));
     }
 
+    /// The three lists of the methods that move funds stay one: the core's (never a read tool,
+    /// shown irreversible, units from the ledger), the rules here, and their standards' fields
+    /// (a covered method without them would refuse every argument).
+    #[test]
+    fn every_funds_method_has_a_rule_and_its_standards_fields() {
+        for m in tool_host_core::plan::FUNDS_METHODS {
+            assert!(covers(m), "{m}");
+            assert!(!standard_fields(m).is_empty(), "{m}");
+            assert!(!known_read(m), "{m}");
+        }
+        for m in [
+            "icrc1_transfer",
+            "icrc2_approve",
+            "transfer",
+            "send_dfx",
+            "withdraw",
+            "create_canister",
+            "icrc4_transfer_batch",
+            "icrc7_transfer",
+            "icrc37_approve_tokens",
+            "icrc37_approve_collection",
+            "icrc2_transfer_from",
+            "withdraw_from",
+            "create_canister_from",
+            "icrc37_transfer_from",
+        ] {
+            assert!(covers(m), "{m}");
+            assert!(tool_host_core::plan::FUNDS_METHODS.contains(&m), "{m}");
+        }
+        assert_eq!(tool_host_core::plan::FUNDS_METHODS.len(), 14);
+    }
+
     #[test]
     fn field_hash_is_candids() {
         for n in [

@@ -134,69 +134,44 @@ impl LeafRead<'_, '_> {
         }
     }
 
-    /// A form's fixed decimals and symbol are the canister's own where its refs say them
+    /// An amount's units (decimals, symbol) are the canister's own where its refs say them
     /// (`icrc1_decimals`, `icrc1_symbol`): an amount read and shown in a form's units that are
-    /// not the ledger's would preview one amount and send another, whatever the form says.
+    /// not the ledger's would preview one amount and send another, whatever the form says. For
+    /// a method that moves funds they come only from those refs (the engine reads them for
+    /// every such form): never another ref (a fee of 10 read as 10 decimals), and a form's
+    /// fixed ones only when those are known and equal.
     fn fixed_meta_agrees(&self, decimals: &Dyn<u8>, symbol: &Dyn<String>) -> Result<(), Fault> {
-        // For a method that moves funds the units are the ledger's own, read from its
-        // `icrc1_decimals` and `icrc1_symbol` (the engine reads them for every such form): never
-        // another ref (a fee of 10 read as 10 decimals), and a form's fixed ones only when they
-        // are those.
-        if self.st.funds {
-            for (from, src) in [
-                (
-                    match decimals {
-                        Dyn::From(f) => Some(f),
-                        Dyn::Fixed(_) => None,
-                    },
-                    REF_DECIMALS,
-                ),
-                (
-                    match symbol {
-                        Dyn::From(f) => Some(f),
-                        Dyn::Fixed(_) => None,
-                    },
-                    REF_SYMBOL,
-                ),
-            ] {
-                if let Some(f) = from.filter(|f| f.as_str() != src) {
-                    return Err(Fault::new(
-                        Code::Canister,
-                        format!("the form takes this amount's units from {f}, not the ledger's {src}: a method that moves funds reads amounts only in the ledger's own units"),
-                    ));
-                }
-            }
+        self.unit_is_the_ledgers(decimals, REF_DECIMALS, "decimals", |d, v| {
+            v.as_u64() == Some(u64::from(*d))
+        })?;
+        self.unit_is_the_ledgers(symbol, REF_SYMBOL, "symbol", |s, v| {
+            v.as_str() == Some(s.as_str())
+        })
+    }
+
+    fn unit_is_the_ledgers<T: std::fmt::Debug>(
+        &self,
+        unit: &Dyn<T>,
+        src: &str,
+        what: &str,
+        equal: impl Fn(&T, &Value) -> bool,
+    ) -> Result<(), Fault> {
+        let refuse = |message: String| Err(Fault::new(Code::Canister, message));
+        match unit {
+            Dyn::From(f) if self.st.funds && f.as_str() != src => refuse(format!(
+                "the form takes this amount's {what} from {f}, not the ledger's {src}: a method that moves funds reads amounts only in the ledger's own units"
+            )),
+            Dyn::From(_) => Ok(()),
+            Dyn::Fixed(fixed) => match self.refs.get(src) {
+                Some(v) if !equal(fixed, v) => refuse(format!(
+                    "the form fixes this amount's {what} as {fixed:?}, but the canister's {src} is {v}: its amounts would be shown in units they are not sent in"
+                )),
+                None if self.st.funds && self.st.refs_known => refuse(format!(
+                    "the canister's {src} is not known (its refs were not read, or the read failed): a method that moves funds takes a form's fixed {what} only when it is the ledger's"
+                )),
+                _ => Ok(()),
+            },
         }
-        if self.st.funds && self.st.refs_known {
-            for (fixed, src) in [
-                (matches!(decimals, Dyn::Fixed(_)), REF_DECIMALS),
-                (matches!(symbol, Dyn::Fixed(_)), REF_SYMBOL),
-            ] {
-                if fixed && !self.refs.contains_key(src) {
-                    return Err(Fault::new(
-                        Code::Canister,
-                        format!("the canister's {src} is not known (its refs were not read, or the read failed): a method that moves funds takes a form's fixed units only when they are the ledger's"),
-                    ));
-                }
-            }
-        }
-        if let (Dyn::Fixed(d), Some(v)) = (decimals, self.refs.get(REF_DECIMALS)) {
-            if v.as_u64() != Some(u64::from(*d)) {
-                return Err(Fault::new(
-                    Code::Canister,
-                    format!("the form fixes this amount's decimals at {d}, but the canister's icrc1_decimals is {v}: its amounts would be shown in units they are not sent in"),
-                ));
-            }
-        }
-        if let (Dyn::Fixed(sym), Some(v)) = (symbol, self.refs.get(REF_SYMBOL)) {
-            if v.as_str() != Some(sym.as_str()) {
-                return Err(Fault::new(
-                    Code::Canister,
-                    format!("the form fixes this amount's symbol as {sym:?}, but the canister's icrc1_symbol is {v}: its amounts would be shown as another token"),
-                ));
-            }
-        }
-        Ok(())
     }
 
     fn leaf(&mut self, reader: &Reader, s: &str) -> Result<(IDLValue, String), Fault> {
