@@ -18,6 +18,8 @@ pub struct Display<'a> {
     pub refs: &'a BTreeMap<String, Value>,
     /// Names typed for named inputs, by input path (`$args[0].neuron`).
     pub names: &'a BTreeMap<String, String>,
+    /// The method moves funds: amounts are shown only in the ledger's own units.
+    pub funds: bool,
 }
 
 impl Display<'_> {
@@ -142,8 +144,14 @@ impl Display<'_> {
         }
     }
 
-    /// A token's decimals and symbol, fixed by the form or read from the canister's refs.
+    /// A token's decimals and symbol, fixed by the form or read from the canister's refs; none
+    /// when they are not the ledger's own ([`crate::funds::ledger_units`], the rule amounts are
+    /// read by): the amount is then shown in base units, never in units it is not sent in (an
+    /// amount the host fills, or a name's value, is shown without having been read as one).
     fn token_meta(&self, decimals: &Dyn<u8>, symbol: &Dyn<String>) -> (Option<u8>, Option<String>) {
+        if crate::funds::ledger_units(decimals, symbol, self.refs, self.funds).is_err() {
+            return (None, None);
+        }
         let symbol = match symbol {
             Dyn::Fixed(s) => Some(s.clone()),
             Dyn::From(src) => self
@@ -379,10 +387,14 @@ pub fn preview_without_hex(
 /// whatever its form says (the ICRC-21 message's "It cannot be undone." comes from here).
 fn effect_shown(plan: &ToolPlan) -> EffectView {
     let mut e = EffectView::from(&plan.effect);
-    if crate::plan::FUNDS_METHODS.contains(&plan.method.as_str()) {
+    if moves_funds(plan) {
         e.irreversible = true;
     }
     e
+}
+
+fn moves_funds(plan: &ToolPlan) -> bool {
+    crate::plan::FUNDS_METHODS.contains(&plan.method.as_str())
 }
 
 /// The argument tuple as a person reads it: the one argument, or an array of them.
@@ -394,7 +406,12 @@ pub fn display_args(
 ) -> Value {
     let form = &plan.form.form;
     let method = plan.method_def();
-    let d = Display { form, refs, names };
+    let d = Display {
+        form,
+        refs,
+        names,
+        funds: moves_funds(plan),
+    };
     let shown: Vec<Value> = args
         .args
         .iter()
@@ -445,7 +462,12 @@ pub fn typed_fields(
     names: &BTreeMap<String, String>,
 ) -> Vec<TypedField> {
     let form = &plan.form.form;
-    let d = Display { form, refs, names };
+    let d = Display {
+        form,
+        refs,
+        names,
+        funds: moves_funds(plan),
+    };
     let (Some(node), [IDLValue::Record(fields)]) = (plan.method_def().args.first(), &args.args[..])
     else {
         return vec![];
@@ -482,6 +504,7 @@ pub fn display_reply(plan: &ToolPlan, reply: &IDLArgs, refs: &BTreeMap<String, V
         form,
         refs,
         names: &names,
+        funds: moves_funds(plan),
     };
     let shown: Vec<Value> = reply
         .args

@@ -540,3 +540,125 @@ fn custody_the_plan_guard_holds_whatever_a_plan_says() {
     host_input.params[0].reader = Reader::Host(Box::new(from));
     assert!(check_plan(&host_input).unwrap_err().contains("host fills"));
 }
+
+// ---- Amounts the host fills (the fourth review) ----
+
+/// An approve whose `amount` (or another token amount) the host fills from a ref.
+fn approve_filled(field: &str, from: &str) -> tool_host_core::plan::ToolPlans {
+    let types = icrc_types(json!({
+        "Supply": { "type": "nat", "value": { "kind": "token_amount", "decimals": 30, "symbol": { "from": "query:icrc1_symbol" } } }
+    }));
+    let mut fields = vec![
+        json!({ "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } }),
+        json!({ "name": "spender", "type": "Account" }),
+        json!({ "name": "amount", "type": "Tokens" }),
+        json!({ "name": "expected_allowance", "type": "opt", "inner": { "type": "Tokens" } }),
+        json!({ "name": "fee", "type": "opt", "inner": { "type": "Tokens" }, "ui": { "hidden": true }, "auto": { "from": "query:icrc1_fee" } }),
+    ];
+    for f in fields.iter_mut().filter(|f| f["name"] == field) {
+        let ty = if f["type"] == "opt" {
+            json!({ "type": "opt", "inner": { "type": "Supply" } })
+        } else {
+            json!({ "type": "Supply" })
+        };
+        *f = json!({ "name": field, "ui": { "hidden": true }, "auto": { "from": from } });
+        for (k, v) in ty.as_object().unwrap() {
+            f[k] = v.clone();
+        }
+    }
+    plans(
+        json!({ "icrc2_approve": { "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": fields }], "results": [] } }),
+        types,
+    )
+}
+
+#[test]
+fn custody_a_funds_amount_the_host_fills_from_a_ref_other_than_the_fee_skips_its_method() {
+    // Found by the fourth review: the approve's amount filled from the total supply, shown in
+    // a form's fixed 30 decimals, approved the whole supply while the preview showed a dust.
+    for field in ["amount", "expected_allowance", "fee"] {
+        let p = approve_filled(field, "query:icrc1_total_supply");
+        let why = skip_reason(&p, "icrc2_approve");
+        assert!(
+            why.contains(&format!(
+                "'{field}' is a token amount the host fills from query:icrc1_total_supply"
+            )),
+            "{field}: {why}"
+        );
+    }
+    // The ledger's own fee is the one amount the host fills.
+    let p = approve_filled("amount", "query:icrc1_fee");
+    assert!(p.plans.contains_key("prepare_icrc2_approve"));
+    // The same fill in a method that moves no funds is the form's to say.
+    let p = plans(
+        json!({ "note": { "mode": "update", "intent": "Note", "args": [{ "type": "record", "fields": [
+            { "name": "supply", "type": "Tokens", "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } },
+            { "name": "text", "type": "text" }
+        ] }], "results": [] } }),
+        icrc_types(json!({})),
+    );
+    assert!(p.plans.contains_key("prepare_note"));
+}
+
+#[test]
+fn custody_a_funds_amount_the_host_fills_inside_an_input_is_refused_too() {
+    // The batch's transfers are one input; the amounts the host fills are inside it.
+    let types = icrc_types(json!({
+        "Transfer": { "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "to", "type": "Account" },
+            { "name": "amount", "type": "Tokens", "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } }
+        ] }
+    }));
+    let p = plans(
+        json!({ "icrc4_transfer_batch": { "mode": "update", "intent": "Pay several", "args": [
+            { "type": "vec", "inner": { "type": "Transfer" } }
+        ], "results": [] } }),
+        types,
+    );
+    assert!(
+        skip_reason(&p, "icrc4_transfer_batch")
+            .contains("'amount' is a token amount the host fills"),
+        "{:?}",
+        p.skipped
+    );
+}
+
+#[test]
+fn custody_an_amount_is_never_shown_in_units_that_are_not_the_ledgers() {
+    use tool_host_core::display::{display_args, display_reply, typed_fields};
+    // The fee the host fills is never read as an input is: its form's units (30 decimals
+    // here, the ledger's are 8) would show 10 000 base units as a dust.
+    let types = icrc_types(json!({
+        "Fee": { "type": "nat", "value": { "kind": "token_amount", "decimals": 30, "symbol": { "from": "query:icrc1_symbol" } } }
+    }));
+    let p = plans(
+        json!({ "icrc1_transfer": { "mode": "update", "intent": "Send", "args": [{ "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "to", "type": "Account" },
+            { "name": "amount", "type": "Tokens" },
+            { "name": "fee", "type": "opt", "inner": { "type": "Fee" }, "ui": { "hidden": true }, "auto": { "from": "query:icrc1_fee" } }
+        ] }], "results": [] },
+          "balance": { "mode": "query", "args": [{ "type": "Account" }], "results": [{ "type": "Fee" }] } }),
+        types,
+    );
+    let plan = &p.plans["prepare_icrc1_transfer"];
+    let out = read(plan, with_ledger(json!({ "to": OWNER, "amount": "1.5" }))).unwrap();
+    let refs = ledger().refs;
+    let names = std::collections::BTreeMap::new();
+    let shown = display_args(plan, &out.args, &refs, &names);
+    assert_eq!(shown["fee"], json!("10000 base units"), "{shown}");
+    assert_eq!(shown["amount"], json!("1.5 TKA"), "{shown}");
+    let typed = typed_fields(plan, &out.args, &refs, &names);
+    let fee = typed.iter().find(|f| f.name == "fee").unwrap();
+    assert_eq!(
+        (fee.typed.as_ref(), fee.shown.as_str()),
+        (None, "10000 base units")
+    );
+    // A read shows a balance in its form's fixed units only when they are the ledger's.
+    let reply = candid::IDLArgs::new(&[IDLValue::Nat(candid::Nat::from(150_000_000u64))]);
+    assert_eq!(
+        display_reply(&p.plans["balance"], &reply, &refs),
+        json!("150000000 base units")
+    );
+}

@@ -643,3 +643,42 @@ fn case_tools_send_their_case_and_the_case_is_part_of_the_identity() {
     assert!(a.args.to_string().contains("A = principal"), "{}", a.args);
     assert_ne!(a.identity, b.identity);
 }
+
+#[test]
+fn a_name_never_stands_in_for_an_amount_refused_for_its_units() {
+    // Found by the fourth review: an amount in units that are not the ledger's (E_CANISTER)
+    // fell back to a name's value, read in no units at all.
+    let mut v = form_json(
+        json!({
+            "presets": { "mode": "query", "args": [], "results": [{ "type": "vec", "inner": { "type": "record", "fields": [
+                { "name": "name", "type": "text" }, { "name": "amount", "type": "nat" }
+            ] } }] },
+            "icrc1_transfer": { "mode": "update", "intent": "Send", "args": [{ "type": "record", "fields": [
+                { "name": "to", "type": "principal" },
+                { "name": "amount", "type": "nat", "named": "presets", "value": { "kind": "token_amount", "decimals": 18, "symbol": "TKA" } }
+            ] }], "results": [] }
+        }),
+        json!({}),
+    );
+    v["names"] = json!({ "presets": { "method": "presets", "list": "(0)", "name": "name", "value": "amount" } });
+    let f = tool_host_core::form::form_from_json(&v).unwrap();
+    let p = build_tool_plans(&[tool_host_core::plan::FormRef {
+        id: "t".into(),
+        form: std::sync::Arc::new(f),
+    }]);
+    let plan = &p.plans["prepare_icrc1_transfer"];
+    let mut names = BTreeMap::new();
+    names.insert(
+        "presets".to_string(),
+        vec![NameEntry {
+            name: "1".into(),
+            value: IDLValue::Nat(candid::Nat::from(100_000_000_000u64)),
+        }],
+    );
+    let c = codes(read_names(
+        plan,
+        with_ledger(json!({ "to": OWNER, "amount": "1" })),
+        Some(&names),
+    ));
+    assert_eq!(c, vec![("E_CANISTER".into(), "$args[0].amount".into())]);
+}

@@ -424,12 +424,9 @@ fn fast_fields(arg: &[u8]) -> Option<(Vec<IDLField>, Vec<u32>)> {
         }
         Some(true)
     })?;
-    // The rest of the message, as the general decoder reads it: further arguments skipped,
-    // and nothing after them (trailing bytes are refused there, so they are here).
-    for t in &table.args[1..] {
-        r.skip(&table, *t, 0)?;
-    }
-    r.at_end().then_some((out, ids))
+    // Nothing after it, as the general decoder has it (trailing bytes are refused there, and a
+    // further argument is refused there with its reason).
+    (table.args.len() == 1 && r.at_end()).then_some((out, ids))
 }
 
 /// The custody check of one send of `method` with argument bytes `arg` for `owner`.
@@ -458,6 +455,12 @@ fn check_with(method: &str, arg: &[u8], owner: Principal, fast: bool) -> Result<
         .args
         .first()
         .ok_or_else(|| refuse("$args[0]", format!("{method} has no argument")))?;
+    if args.args.len() > 1 {
+        return Err(refuse(
+            "$args[1]",
+            format!("{method} takes one argument, as its standard gives it: a target may read the source of funds from another"),
+        ));
+    }
     let records: Vec<(String, &[IDLField])> = if batch {
         let IDLValue::Vec(items) = first else {
             return Err(refuse(
@@ -756,6 +759,30 @@ mod tests {
                 assert_eq!(fast.is_ok(), slow.is_ok(), "{m}: {fast:?} / {slow:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_second_argument_is_refused_whatever_the_first_says() {
+        // The standards give these methods one argument; a target may read its source of
+        // funds from another (found by the fourth review: only the first was checked).
+        let mine = deposit_subaccount(&owner()).to_vec();
+        let first = candid::IDLArgs::from_bytes(&transfer(Some(mine.clone())))
+            .unwrap()
+            .args
+            .remove(0);
+        let two =
+            candid::IDLArgs::new(&[first, IDLValue::Blob(deposit_subaccount(&other()).to_vec())])
+                .to_bytes()
+                .unwrap();
+        for fast in [true, false] {
+            let e = check_with("icrc1_transfer", &two, owner(), fast).unwrap_err();
+            assert_eq!(
+                (e.code.as_str(), e.issues[0].path.as_str()),
+                ("CUSTODY", "$args[1]"),
+                "fast {fast}"
+            );
+        }
+        assert!(check("icrc1_transfer", &transfer(Some(mine)), owner()).is_ok());
     }
 
     #[test]

@@ -907,7 +907,10 @@ fn a_name_set_or_ref_method_the_engine_does_not_know_is_never_called_on_a_shared
             { "name": "name", "type": "text" }, { "name": "account", "type": "Account" }
         ] } }] });
         field_mut(&mut form, "TransferArg", "to")["named"] = json!("contacts");
+        // An untagged fee: a token amount the host fills from any ref but the ledger's fee
+        // is refused at planning (tests below).
         let fee = field_mut(&mut form, "TransferArg", "fee");
+        fee["inner"] = json!({ "type": "nat" });
         fee["auto"] = json!({ "from": "query:withdraw_all" });
         register(&w, controller(), "icrc1", &form).unwrap();
         let t = futures::executor::block_on(registry::register_canister(
@@ -1150,4 +1153,38 @@ fn a_funds_method_never_takes_its_units_from_another_ref() {
         );
         assert_eq!(snapshot(&w), before);
     }
+}
+
+#[test]
+fn an_approve_of_an_amount_the_host_fills_from_the_total_supply_is_never_offered() {
+    // Found by the fourth review: the host's fill is never read as an input is, so no unit
+    // check saw it, and the preview showed the whole supply in the form's 30 decimals as a
+    // dust. Custody and the closed shape passed: the fields are the standard's.
+    let w = World::new().setup();
+    registry::add_admin(&*w, controller(), admin()).unwrap();
+    let mut form: Value = serde_json::from_str(tool_host_core::packs::ICRC2).unwrap();
+    form["types"]["Supply"] = json!({ "type": "nat", "value": { "kind": "token_amount", "decimals": 30, "symbol": { "from": "query:icrc1_symbol" } } });
+    *field_mut(&mut form, "ApproveArgs", "amount") = json!({ "name": "amount", "type": "Supply",
+        "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } });
+    let info = register(&w, admin(), "icrc2", &form).unwrap();
+    assert!(
+        info.skipped
+            .iter()
+            .any(|s| s.method.contains("icrc2_approve")
+                && s.reason.contains("fills from query:icrc1_total_supply")),
+        "{:?}",
+        info.skipped
+    );
+    assert!(!tool_host_engine::tools::list_tools(&*w).contains("prepare_icrc2_approve"));
+    let before = snapshot(&w);
+    let e = w
+        .tool(
+            agent(),
+            "prepare_icrc2_approve",
+            json!({ "canister_id": ledger_id().to_text(), "spender": receiver().to_text() }),
+            Some(owner()),
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "UNKNOWN_TOOL");
+    assert_eq!(snapshot(&w), before);
 }

@@ -128,6 +128,22 @@ pub fn check_plan(plan: &ToolPlan) -> Result<(), String> {
             ));
         }
     }
+    if FUNDS_METHODS.contains(&plan.method.as_str()) {
+        let form = &plan.form.form;
+        let mut found = None;
+        let mut look = |s: &Slot, place: &str| {
+            if found.is_none() {
+                found = amount_from_ref(form, s, place);
+            }
+        };
+        plan.args.iter().for_each(|a| arg_slots(a, &mut look));
+        for p in &plan.params {
+            reader_slots(&p.reader, &p.name, &mut look);
+        }
+        if let Some(why) = found {
+            return guard(why);
+        }
+    }
     if plan.kind == ToolKind::Read {
         if FUNDS_METHODS.contains(&plan.method.as_str()) {
             return guard(format!("{} moves funds and is a read tool", plan.method));
@@ -137,6 +153,56 @@ pub fn check_plan(plan: &ToolPlan) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A token amount the host fills from a ref other than the ledger's fee, in a method that moves
+/// funds. The host's fill is never read as an input is, so no unit check sees it: a form's
+/// approve amount filled from `icrc1_total_supply` approved the whole supply. The fee is the
+/// one amount a ledger states itself (and refuses when it is not its own).
+fn amount_from_ref(form: &Form, s: &Slot, place: &str) -> Option<String> {
+    let Fill::Auto(Auto::From(src)) = &s.fill else {
+        return None;
+    };
+    if src.starts_with("owner:") || src == crate::funds::REF_FEE {
+        return None;
+    }
+    let tag = value_tag(form, &s.node).or_else(|| match resolve(form, &s.node) {
+        Some(Ty::Opt(inner)) => value_tag(form, inner),
+        _ => None,
+    });
+    matches!(tag, Some(ValueTag::TokenAmount { .. })).then(|| {
+        format!(
+            "'{place}' is a token amount the host fills from {src}: a method that moves funds fills an amount only from the ledger's fee ({}), never one the owner does not give",
+            crate::funds::REF_FEE
+        )
+    })
+}
+
+/// The host's positions of an argument plan, each with the name of its place.
+fn arg_slots(a: &ArgPlan, f: &mut impl FnMut(&Slot, &str)) {
+    match a {
+        ArgPlan::Fields(slots) => {
+            for s in slots {
+                let place = s.label.as_ref().map_or_else(String::new, |l| l.to_string());
+                f(s, &place);
+            }
+        }
+        ArgPlan::Whole(s) => f(s, "$args"),
+        ArgPlan::Case { payload, .. } => arg_slots(payload, f),
+    }
+}
+
+/// The host's positions inside an input, each named by its field (or the input's name).
+fn reader_slots(r: &Reader, place: &str, f: &mut impl FnMut(&Slot, &str)) {
+    match r {
+        Reader::Host(s) => f(s, place),
+        Reader::Named { inner, .. } | Reader::Opt(inner) => reader_slots(inner, place, f),
+        Reader::Vec { elem, .. } => reader_slots(elem, place, f),
+        Reader::Record(fs) | Reader::Variant(fs) => {
+            fs.iter().for_each(|(name, r)| reader_slots(r, name, f))
+        }
+        _ => {}
+    }
 }
 
 fn count_fills(a: &ArgPlan, stamps: &mut usize, memos: &mut usize) {

@@ -14,10 +14,6 @@ use num_bigint::BigInt;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The refs that say a ledger's own decimals and symbol (as the ICRC packs name them).
-const REF_DECIMALS: &str = "query:icrc1_decimals";
-const REF_SYMBOL: &str = "query:icrc1_symbol";
-
 pub(super) struct LeafRead<'a, 'b> {
     pub form: &'a Form,
     pub refs: &'a BTreeMap<String, Value>,
@@ -134,44 +130,29 @@ impl LeafRead<'_, '_> {
         }
     }
 
-    /// An amount's units (decimals, symbol) are the canister's own where its refs say them
-    /// (`icrc1_decimals`, `icrc1_symbol`): an amount read and shown in a form's units that are
-    /// not the ledger's would preview one amount and send another, whatever the form says. For
-    /// a method that moves funds they come only from those refs (the engine reads them for
-    /// every such form): never another ref (a fee of 10 read as 10 decimals), and a form's
-    /// fixed ones only when those are known and equal.
+    /// An amount's units (decimals, symbol) are the ledger's own ([`crate::funds::ledger_unit`]);
+    /// a method that moves funds has the engine read those refs for every form, so a fixed
+    /// unit is refused while they are not known (unless the canister itself is not).
     fn fixed_meta_agrees(&self, decimals: &Dyn<u8>, symbol: &Dyn<String>) -> Result<(), Fault> {
-        self.unit_is_the_ledgers(decimals, REF_DECIMALS, "decimals", |d, v| {
-            v.as_u64() == Some(u64::from(*d))
-        })?;
-        self.unit_is_the_ledgers(symbol, REF_SYMBOL, "symbol", |s, v| {
-            v.as_str() == Some(s.as_str())
-        })
-    }
-
-    fn unit_is_the_ledgers<T: std::fmt::Debug>(
-        &self,
-        unit: &Dyn<T>,
-        src: &str,
-        what: &str,
-        equal: impl Fn(&T, &Value) -> bool,
-    ) -> Result<(), Fault> {
-        let refuse = |message: String| Err(Fault::new(Code::Canister, message));
-        match unit {
-            Dyn::From(f) if self.st.funds && f.as_str() != src => refuse(format!(
+        use crate::funds::UnitFault;
+        let Err((what, src, fault)) =
+            crate::funds::ledger_units(decimals, symbol, self.refs, self.st.funds)
+        else {
+            return Ok(());
+        };
+        let message = match fault {
+            UnitFault::OtherSource(f) => format!(
                 "the form takes this amount's {what} from {f}, not the ledger's {src}: a method that moves funds reads amounts only in the ledger's own units"
-            )),
-            Dyn::From(_) => Ok(()),
-            Dyn::Fixed(fixed) => match self.refs.get(src) {
-                Some(v) if !equal(fixed, v) => refuse(format!(
-                    "the form fixes this amount's {what} as {fixed:?}, but the canister's {src} is {v}: its amounts would be shown in units they are not sent in"
-                )),
-                None if self.st.funds && self.st.refs_known => refuse(format!(
-                    "the canister's {src} is not known (its refs were not read, or the read failed): a method that moves funds takes a form's fixed {what} only when it is the ledger's"
-                )),
-                _ => Ok(()),
-            },
-        }
+            ),
+            UnitFault::Disagrees(fixed, v) => format!(
+                "the form fixes this amount's {what} as {fixed}, but the canister's {src} is {v}: its amounts would be shown in units they are not sent in"
+            ),
+            UnitFault::NotKnown if self.st.refs_known => format!(
+                "the canister's {src} is not known (its refs were not read, or the read failed): a method that moves funds takes a form's fixed {what} only when it is the ledger's"
+            ),
+            UnitFault::NotKnown => return Ok(()),
+        };
+        Err(Fault::new(Code::Canister, message))
     }
 
     fn leaf(&mut self, reader: &Reader, s: &str) -> Result<(IDLValue, String), Fault> {
@@ -345,6 +326,12 @@ impl LeafRead<'_, '_> {
         }
         let as_value_error = self.st.issues.drain(before..).next();
         self.st.values = values_before;
+        // A value refused for what the canister says (an amount's units that are not the
+        // ledger's) refuses the position: no name's value stands in for it.
+        if let Some(e) = as_value_error.as_ref().filter(|e| e.code == Code::Canister) {
+            self.st.issues.push(e.clone());
+            return None;
+        }
         let Some(text) = v.as_str() else {
             if let Some(e) = as_value_error {
                 self.st.issues.push(e);
