@@ -581,14 +581,20 @@ fn custody_a_funds_amount_the_host_fills_from_a_ref_other_than_the_fee_skips_its
         let why = skip_reason(&p, "icrc2_approve");
         assert!(
             why.contains(&format!(
-                "'{field}' is a token amount the host fills from query:icrc1_total_supply"
+                "'{field}' is filled by the host from query:icrc1_total_supply"
             )),
             "{field}: {why}"
         );
     }
-    // The ledger's own fee is the one amount the host fills.
-    let p = approve_filled("amount", "query:icrc1_fee");
-    assert!(p.plans.contains_key("prepare_icrc2_approve"));
+    // The ledger's own fee is the one ref the host fills a position from, and only the fee.
+    assert!(approve_filled("fee", "query:icrc1_fee")
+        .plans
+        .contains_key("prepare_icrc2_approve"));
+    assert!(skip_reason(
+        &approve_filled("amount", "query:icrc1_fee"),
+        "icrc2_approve"
+    )
+    .contains("'amount' is filled by the host from query:icrc1_fee"));
     // The same fill in a method that moves no funds is the form's to say.
     let p = plans(
         json!({ "note": { "mode": "update", "intent": "Note", "args": [{ "type": "record", "fields": [
@@ -618,7 +624,7 @@ fn custody_a_funds_amount_the_host_fills_inside_an_input_is_refused_too() {
     );
     assert!(
         skip_reason(&p, "icrc4_transfer_batch")
-            .contains("'amount' is a token amount the host fills"),
+            .contains("'amount' is filled by the host from query:icrc1_total_supply"),
         "{:?}",
         p.skipped
     );
@@ -661,4 +667,76 @@ fn custody_an_amount_is_never_shown_in_units_that_are_not_the_ledgers() {
         display_reply(&p.plans["balance"], &reply, &refs),
         json!("150000000 base units")
     );
+}
+
+#[test]
+fn custody_a_funds_method_shows_an_amount_as_an_amount_and_nothing_else_as_one() {
+    // Found by the review of the fix above: an approve's amount tagged a duration was read
+    // from "2h" and shown as 2h, and approved 72 000 TKA; filled from the total supply and
+    // tagged a timestamp, it was shown as a date in 1973. Untagged, from a ref, bare digits.
+    let approve = |amount: Value| {
+        let types = icrc_types(json!({}));
+        plans(
+            json!({ "icrc2_approve": { "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": [
+                { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+                { "name": "spender", "type": "Account" },
+                amount
+            ] }], "results": [] } }),
+            types,
+        )
+    };
+    for (amount, want) in [
+        (
+            json!({ "name": "amount", "type": "nat", "value": { "kind": "duration", "unit": "ns" }, "describe": "How long" }),
+            "'amount' is tagged duration",
+        ),
+        (
+            json!({ "name": "amount", "type": "nat", "value": { "kind": "timestamp", "unit": "ns" }, "describe": "When" }),
+            "'amount' is tagged timestamp",
+        ),
+        (
+            json!({ "name": "amount", "type": "nat", "value": { "kind": "timestamp", "unit": "ns" }, "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } }),
+            "'amount' is filled by the host from query:icrc1_total_supply",
+        ),
+        (
+            json!({ "name": "amount", "type": "nat", "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } }),
+            "'amount' is filled by the host from query:icrc1_total_supply",
+        ),
+        (
+            json!({ "name": "fee", "type": "opt", "inner": { "type": "opt", "inner": { "type": "Tokens" } }, "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } }),
+            "'fee' is filled by the host from query:icrc1_total_supply",
+        ),
+        (
+            json!({ "name": "expires_at", "type": "opt", "inner": { "type": "Tokens" } }),
+            "'expires_at' is tagged token_amount",
+        ),
+    ] {
+        let why = skip_reason(&approve(amount.clone()), "icrc2_approve");
+        assert!(why.contains(want), "{amount}: {why}");
+    }
+    // The standards' places keep their tags: the packs offer every tool (plan_rules), and a
+    // time at a time field, an amount at an amount field, is planned.
+    let ok = approve(json!({ "name": "amount", "type": "Tokens" }));
+    assert!(
+        ok.plans.contains_key("prepare_icrc2_approve"),
+        "{:?}",
+        ok.skipped
+    );
+    let ok =
+        approve(json!({ "name": "expires_at", "type": "opt", "inner": { "type": "Timestamp" } }));
+    assert!(
+        ok.plans.contains_key("prepare_icrc2_approve"),
+        "{:?}",
+        ok.skipped
+    );
+    // An NFT's token id shown as a time: refused too.
+    let p = plans(
+        json!({ "icrc7_transfer": { "mode": "update", "intent": "Send NFTs", "args": [{ "type": "vec", "inner": { "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "to", "type": "Account" },
+            { "name": "token_id", "type": "nat", "value": { "kind": "timestamp", "unit": "s" } }
+        ] } }], "results": [] } }),
+        icrc_types(json!({})),
+    );
+    assert!(skip_reason(&p, "icrc7_transfer").contains("'token_id' is tagged timestamp"));
 }

@@ -81,7 +81,26 @@ impl FormEntry {
     /// Plans a parsed form (the work a stored form costs, done once).
     pub fn new(id: String, form: Arc<tool_host_core::form::Form>) -> FormEntry {
         let form = FormRef { id, form };
-        let tools = plan_form(&form);
+        let mut tools = plan_form(&form);
+        // A covered method whose declared argument the custody check would refuse at every
+        // prepare is not offered (the check on the bytes stays the rule).
+        tools.candidates.retain(|p| {
+            let why = (p.kind == tool_host_core::plan::ToolKind::Prepare)
+                .then(|| {
+                    crate::custody::declared_shape(&form.form, &p.method, &p.method_def().args)
+                })
+                .flatten();
+            match why {
+                Some(reason) => {
+                    tools.skipped.push(tool_host_core::plan::Skip {
+                        method: p.method.clone(),
+                        reason,
+                    });
+                    false
+                }
+                None => true,
+            }
+        });
         let mut by_method: BTreeMap<&str, Rc<MethodTypes>> = BTreeMap::new();
         let mut types = BTreeMap::new();
         for p in &tools.candidates {

@@ -194,6 +194,73 @@ fn closed_shape(
     }
 }
 
+/// Why a form's own declaration of a covered method gives argument bytes [`check`] refuses at
+/// every prepare (another argument, a field its standard does not give), if it does: such a
+/// tool is not offered at all, which tells an agent at once what a refusal per prepare would
+/// tell it only after it tried. The check on the bytes stays the rule; this reads the types.
+pub fn declared_shape(
+    form: &tool_host_core::form::Form,
+    method: &str,
+    args: &[tool_host_core::form::Node],
+) -> Option<String> {
+    use tool_host_core::form::{resolve, FieldNode, Ty};
+    let (_, batch, nested) = rule_of(method)?;
+    let refuse = |why: String| {
+        Some(format!(
+            "{method}'s declared argument {why}: the tool host refuses to send it (a target may read the source of funds there)"
+        ))
+    };
+    let [arg] = args else {
+        return refuse(format!(
+            "list has {} arguments; its standard gives it one",
+            args.len()
+        ));
+    };
+    let record = |node| match resolve(form, node) {
+        Some(Ty::Record(fs)) => Some(fs.as_slice()),
+        _ => None,
+    };
+    let extra = |fs: &[FieldNode], allowed: &[u32]| {
+        fs.iter()
+            .find(|f| !allowed.contains(&f.label.hash()))
+            .map(|f| f.label.to_string())
+    };
+    let top = match (batch, resolve(form, arg)) {
+        (true, Some(Ty::Vec(elem))) => record(elem),
+        (false, _) => record(arg),
+        _ => None,
+    };
+    let Some(fs) = top else {
+        return refuse(format!(
+            "is not {}",
+            if batch {
+                "a vec of records"
+            } else {
+                "a record"
+            }
+        ));
+    };
+    if let Some(label) = extra(fs, standard_fields(method)) {
+        return refuse(format!(
+            "has a field its standard does not give it ({label})"
+        ));
+    }
+    let inner = nested.and_then(|n| fs.iter().find(|f| f.label.name() == Some(n)));
+    if let Some(f) = inner {
+        let inner_fs = match resolve(form, &f.node) {
+            Some(Ty::Opt(n)) => record(n),
+            _ => record(&f.node),
+        };
+        if let Some(label) = inner_fs.and_then(|ifs| extra(ifs, APPROVAL_INFO)) {
+            return refuse(format!(
+                "has a field its standard does not give it ({}.{label})",
+                f.label
+            ));
+        }
+    }
+    None
+}
+
 /// Whether the engine knows how this method's funds are tied to their owner.
 pub fn covers(method: &str) -> bool {
     rule_of(method).is_some()
@@ -783,6 +850,77 @@ mod tests {
             );
         }
         assert!(check("icrc1_transfer", &transfer(Some(mine)), owner()).is_ok());
+    }
+
+    #[test]
+    fn a_declared_shape_the_bytes_check_would_refuse_is_named() {
+        let form = |args: serde_json::Value| {
+            let v = serde_json::json!({ "format": "candid-profile-resolved", "format_version": 0, "name": "t",
+                "types": { "Approval": { "type": "record", "fields": [
+                    { "name": "spender", "type": "principal" }, { "name": "owner", "type": "principal" } ] } },
+                "methods": { "m": { "mode": "update", "args": args, "results": [] } } });
+            tool_host_core::form::form_from_json(&v).unwrap()
+        };
+        let shape = |method: &str, args: serde_json::Value| {
+            let f = form(args);
+            declared_shape(&f, method, &f.methods["m"].args)
+        };
+        let rec = |names: &[&str]| {
+            let fs: Vec<_> = names
+                .iter()
+                .map(|n| serde_json::json!({ "name": n, "type": "nat" }))
+                .collect();
+            serde_json::json!({ "type": "record", "fields": fs })
+        };
+        let std = rec(&[
+            "from_subaccount",
+            "to",
+            "amount",
+            "fee",
+            "memo",
+            "created_at_time",
+        ]);
+        assert_eq!(
+            shape("icrc1_transfer", serde_json::json!([std.clone()])),
+            None
+        );
+        assert_eq!(shape("vote", serde_json::json!([rec(&["x"])])), None);
+        for (method, args, want) in [
+            (
+                "icrc1_transfer",
+                serde_json::json!([std.clone(), std.clone()]),
+                "list has 2 arguments",
+            ),
+            (
+                "icrc1_transfer",
+                serde_json::json!([rec(&["to", "subaccount"])]),
+                "(subaccount)",
+            ),
+            (
+                "icrc1_transfer",
+                serde_json::json!([{ "type": "vec", "inner": std.clone() }]),
+                "is not a record",
+            ),
+            (
+                "icrc4_transfer_batch",
+                serde_json::json!([std.clone()]),
+                "is not a vec of records",
+            ),
+            (
+                "icrc4_transfer_batch",
+                serde_json::json!([{ "type": "vec", "inner": rec(&["to", "extra"]) }]),
+                "(extra)",
+            ),
+            (
+                "icrc37_approve_collection",
+                serde_json::json!([{ "type": "vec", "inner": { "type": "record", "fields": [
+                { "name": "approval_info", "type": "Approval" } ] } }]),
+                "(approval_info.owner)",
+            ),
+        ] {
+            let why = shape(method, args).unwrap_or_else(|| panic!("{method}: {want}"));
+            assert!(why.contains(want), "{method}: {why}");
+        }
     }
 
     #[test]

@@ -687,7 +687,7 @@ fn shared_ledger_with(w: &World, form: &str) -> TargetView {
 fn a_withdrawal_from_another_owners_deposit_is_refused_whatever_the_form_binds() {
     for bind_to in [true, false] {
         let w = World::new().setup();
-        register(
+        let info = register(
             &w,
             controller(),
             "cycles",
@@ -696,10 +696,24 @@ fn a_withdrawal_from_another_owners_deposit_is_refused_whatever_the_form_binds()
         .unwrap();
         let t = shared_ledger_with(&w, "cycles");
         assert!(t.skipped.is_empty(), "{:?}", t.skipped);
-        let mut input = json!({ "canister_id": ledger_id().to_text(), "amount": "1000000" });
         if !bind_to {
-            input["to"] = json!(stranger().to_text());
+            // The extra field is not `withdraw`'s: not offered, whatever the source (the bytes
+            // would be refused at every prepare: custody's unit tests).
+            assert!(
+                info.skipped.iter().any(|s| s.method == "withdraw"
+                    && s.reason.contains("standard does not give it (zz_for)")),
+                "{:?}",
+                info.skipped
+            );
+            let before = snapshot(&w);
+            let e = w
+                .tool(stranger(), "prepare_withdraw", json!({ "canister_id": ledger_id().to_text(), "amount": "1000000", "to": stranger().to_text() }), None)
+                .unwrap_err();
+            assert_eq!(e.code, "UNKNOWN_TOOL");
+            assert_eq!(snapshot(&w), before);
+            continue;
         }
+        let mut input = json!({ "canister_id": ledger_id().to_text(), "amount": "1000000" });
         let before = snapshot(&w);
         for sub in [
             Some(tool_host_core::funds::deposit_subaccount(&other_owner())),
@@ -712,17 +726,9 @@ fn a_withdrawal_from_another_owners_deposit_is_refused_whatever_the_form_binds()
             let e = w
                 .tool(stranger(), "prepare_withdraw", input, None)
                 .unwrap_err();
-            assert_eq!(e.code, "CUSTODY", "bind_to {bind_to}: {e:?}");
-            if bind_to {
-                assert_eq!(e.issues[0].path, "$args[0].from_subaccount");
-            } else {
-                // The extra field is not `withdraw`'s: refused whatever the source.
-                assert!(e.message.contains("standard does not give"), "{e:?}");
-            }
+            assert_eq!(e.code, "CUSTODY", "{e:?}");
+            assert_eq!(e.issues[0].path, "$args[0].from_subaccount");
             assert_eq!(snapshot(&w), before);
-        }
-        if !bind_to {
-            continue;
         }
         // From the caller's own deposit it is prepared, and sent once confirmed.
         input["from_subaccount"] = json!(hex::encode(tool_host_core::funds::deposit_subaccount(
@@ -907,11 +913,9 @@ fn a_name_set_or_ref_method_the_engine_does_not_know_is_never_called_on_a_shared
             { "name": "name", "type": "text" }, { "name": "account", "type": "Account" }
         ] } }] });
         field_mut(&mut form, "TransferArg", "to")["named"] = json!("contacts");
-        // An untagged fee: a token amount the host fills from any ref but the ledger's fee
-        // is refused at planning (tests below).
-        let fee = field_mut(&mut form, "TransferArg", "fee");
-        fee["inner"] = json!({ "type": "nat" });
-        fee["auto"] = json!({ "from": "query:withdraw_all" });
+        // A ref the form declares (a method that moves funds fills no position from it: the
+        // tests below), read when the refs are.
+        form["types"]["Probe"] = json!({ "type": "nat", "ui": { "hidden": true }, "auto": { "from": "query:withdraw_all" } });
         register(&w, controller(), "icrc1", &form).unwrap();
         let t = futures::executor::block_on(registry::register_canister(
             &*w,
@@ -967,7 +971,17 @@ fn a_covered_method_whose_record_has_a_field_its_standard_does_not_give_is_refus
             { "name": "to", "type": "principal" }, { "name": "token", "type": "text" },
             { "name": "amount", "type": "nat", "describe": "How many tokens." },
             { "name": "subaccount", "type": "opt", "inner": { "type": "Subaccount" } } ] } ], "results": [] } });
-    register(&w, controller(), "ext", &form).unwrap();
+    let info = register(&w, controller(), "ext", &form).unwrap();
+    // Not offered: its declared record has a field `transfer`'s standard does not give, so
+    // the check on the bytes (custody's unit tests) would refuse every prepare.
+    assert!(
+        info.skipped
+            .iter()
+            .any(|s| s.method == "transfer"
+                && s.reason.contains("standard does not give it (token)")),
+        "{:?}",
+        info.skipped
+    );
     shared_ledger_with(&w, "ext");
     let before = snapshot(&w);
     let victim = hex::encode(tool_host_core::funds::deposit_subaccount(&other_owner()));
@@ -979,8 +993,7 @@ fn a_covered_method_whose_record_has_a_field_its_standard_does_not_give_is_refus
             None,
         )
         .unwrap_err();
-    assert_eq!(e.code, "CUSTODY", "{e:?}");
-    assert!(e.message.contains("standard does not give"), "{e:?}");
+    assert_eq!(e.code, "UNKNOWN_TOOL", "{e:?}");
     assert_eq!(snapshot(&w), before);
     assert_eq!(w.sends("transfer"), 0);
 }
@@ -1156,35 +1169,46 @@ fn a_funds_method_never_takes_its_units_from_another_ref() {
 }
 
 #[test]
-fn an_approve_of_an_amount_the_host_fills_from_the_total_supply_is_never_offered() {
+fn an_approve_of_an_amount_the_preview_would_not_show_as_sent_is_never_offered() {
     // Found by the fourth review: the host's fill is never read as an input is, so no unit
     // check saw it, and the preview showed the whole supply in the form's 30 decimals as a
-    // dust. Custody and the closed shape passed: the fields are the standard's.
-    let w = World::new().setup();
-    registry::add_admin(&*w, controller(), admin()).unwrap();
-    let mut form: Value = serde_json::from_str(tool_host_core::packs::ICRC2).unwrap();
-    form["types"]["Supply"] = json!({ "type": "nat", "value": { "kind": "token_amount", "decimals": 30, "symbol": { "from": "query:icrc1_symbol" } } });
-    *field_mut(&mut form, "ApproveArgs", "amount") = json!({ "name": "amount", "type": "Supply",
-        "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } });
-    let info = register(&w, admin(), "icrc2", &form).unwrap();
-    assert!(
-        info.skipped
-            .iter()
-            .any(|s| s.method.contains("icrc2_approve")
-                && s.reason.contains("fills from query:icrc1_total_supply")),
-        "{:?}",
-        info.skipped
-    );
-    assert!(!tool_host_engine::tools::list_tools(&*w).contains("prepare_icrc2_approve"));
-    let before = snapshot(&w);
-    let e = w
-        .tool(
-            agent(),
-            "prepare_icrc2_approve",
-            json!({ "canister_id": ledger_id().to_text(), "spender": receiver().to_text() }),
-            Some(owner()),
-        )
-        .unwrap_err();
-    assert_eq!(e.code, "UNKNOWN_TOOL");
-    assert_eq!(snapshot(&w), before);
+    // dust. Custody and the closed shape passed: the fields are the standard's. Then, by the
+    // review of that fix: an amount tagged a duration was read from "2h" and shown as 2h, and
+    // approved 72 000 TKA.
+    for (amount, why) in [
+        (
+            json!({ "name": "amount", "type": "Supply", "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } }),
+            "'amount' is filled by the host from query:icrc1_total_supply",
+        ),
+        (
+            json!({ "name": "amount", "type": "nat", "value": { "kind": "duration", "unit": "ns" }, "describe": "How long the approval lasts" }),
+            "'amount' is tagged duration",
+        ),
+    ] {
+        let w = World::new().setup();
+        registry::add_admin(&*w, controller(), admin()).unwrap();
+        let mut form: Value = serde_json::from_str(tool_host_core::packs::ICRC2).unwrap();
+        form["types"]["Supply"] = json!({ "type": "nat", "value": { "kind": "token_amount", "decimals": 30, "symbol": { "from": "query:icrc1_symbol" } } });
+        *field_mut(&mut form, "ApproveArgs", "amount") = amount;
+        let info = register(&w, admin(), "icrc2", &form).unwrap();
+        assert!(
+            info.skipped
+                .iter()
+                .any(|s| s.method.contains("icrc2_approve") && s.reason.contains(why)),
+            "{:?}",
+            info.skipped
+        );
+        assert!(!tool_host_engine::tools::list_tools(&*w).contains("prepare_icrc2_approve"));
+        let before = snapshot(&w);
+        let e = w
+            .tool(
+                agent(),
+                "prepare_icrc2_approve",
+                json!({ "canister_id": ledger_id().to_text(), "spender": receiver().to_text(), "amount": "2h" }),
+                Some(owner()),
+            )
+            .unwrap_err();
+        assert_eq!(e.code, "UNKNOWN_TOOL");
+        assert_eq!(snapshot(&w), before);
+    }
 }

@@ -133,14 +133,14 @@ pub fn check_plan(plan: &ToolPlan) -> Result<(), String> {
         let mut found = None;
         let mut look = |s: &Slot, place: &str| {
             if found.is_none() {
-                found = amount_from_ref(form, s, place);
+                found = filled_from_ref(s, place);
             }
         };
         plan.args.iter().for_each(|a| arg_slots(a, &mut look));
         for p in &plan.params {
             reader_slots(&p.reader, &p.name, &mut look);
         }
-        if let Some(why) = found {
+        if let Some(why) = found.or_else(|| misplaced_tag(form, &plan.method_def().args)) {
             return guard(why);
         }
     }
@@ -155,27 +155,88 @@ pub fn check_plan(plan: &ToolPlan) -> Result<(), String> {
     Ok(())
 }
 
-/// A token amount the host fills from a ref other than the ledger's fee, in a method that moves
-/// funds. The host's fill is never read as an input is, so no unit check sees it: a form's
-/// approve amount filled from `icrc1_total_supply` approved the whole supply. The fee is the
-/// one amount a ledger states itself (and refuses when it is not its own).
-fn amount_from_ref(form: &Form, s: &Slot, place: &str) -> Option<String> {
+/// A position the host fills from a ref, in a method that moves funds, other than the ledger's
+/// fee at `fee`. The host's fill is never read as an input is, so no unit check sees it, and
+/// whatever tag the form gives the position decides how the preview shows it: an approve's
+/// amount filled from `icrc1_total_supply` approved the whole supply while it was shown as a
+/// dust (in a form's decimals) or as a date (tagged a timestamp). The fee is the one amount a
+/// ledger states itself (and refuses when it is not its own).
+fn filled_from_ref(s: &Slot, place: &str) -> Option<String> {
     let Fill::Auto(Auto::From(src)) = &s.fill else {
         return None;
     };
-    if src.starts_with("owner:") || src == crate::funds::REF_FEE {
+    let fee = crate::funds::REF_FEE;
+    if src.starts_with("owner:") || (src == fee && place == "fee") {
         return None;
     }
-    let tag = value_tag(form, &s.node).or_else(|| match resolve(form, &s.node) {
-        Some(Ty::Opt(inner)) => value_tag(form, inner),
-        _ => None,
-    });
-    matches!(tag, Some(ValueTag::TokenAmount { .. })).then(|| {
-        format!(
-            "'{place}' is a token amount the host fills from {src}: a method that moves funds fills an amount only from the ledger's fee ({}), never one the owner does not give",
-            crate::funds::REF_FEE
-        )
-    })
+    Some(format!(
+        "'{place}' is filled by the host from {src}: a method that moves funds fills a position from no ref but the ledger's fee ({fee}) at 'fee'"
+    ))
+}
+
+/// The fields of the standards' funds methods that hold amounts, and those that hold times: a
+/// value tag says how the preview shows a position, so in a method that moves funds an amount
+/// is shown as an amount and nothing else is (an approve's amount tagged a duration was shown
+/// as `2h` and approved 72 000 TKA).
+const AMOUNT_FIELDS: [&str; 4] = ["amount", "fee", "expected_allowance", "e8s"];
+const TIME_FIELDS: [&str; 3] = ["created_at_time", "expires_at", "timestamp_nanos"];
+
+/// The first value tag of a method's arguments at a place its kind does not belong, in a
+/// method that moves funds: a token amount only at an amount field, a timestamp only at a time
+/// field, a duration nowhere (the standards give none). Accounts and subaccounts are shown
+/// as the bytes are, whatever the place.
+fn misplaced_tag(form: &Form, args: &[Node]) -> Option<String> {
+    type Seen = std::collections::BTreeSet<(String, String)>;
+    fn walk(
+        form: &Form,
+        node: &Node,
+        field: &str,
+        seen: &mut Seen,
+        depth: usize,
+    ) -> Option<String> {
+        if depth > 32 {
+            return Some(
+                "the argument nests deeper than 32 (a method that moves funds is checked whole)"
+                    .into(),
+            );
+        }
+        // A named type met again at the same field gives the same answer (and a recursive
+        // or diamond-shaped form is walked once per type and field).
+        if let Ty::Ref(name) = &node.ty {
+            if !seen.insert((name.clone(), field.to_string())) {
+                return None;
+            }
+        }
+        let allowed: &[&str] = match value_tag(form, node) {
+            Some(ValueTag::TokenAmount { .. }) => &AMOUNT_FIELDS,
+            Some(ValueTag::Timestamp { .. }) => &TIME_FIELDS,
+            Some(ValueTag::Duration { .. }) => &[],
+            Some(ValueTag::Account | ValueTag::Subaccount) | None => &[field],
+        };
+        if !allowed.contains(&field) {
+            let kind = value_tag(form, node).map_or("", |t| t.kind());
+            let place = if field.is_empty() {
+                "an argument"
+            } else {
+                field
+            };
+            return Some(format!(
+                "'{place}' is tagged {kind}: in a method that moves funds a value is shown as a token amount only at {} and as a time only at {} (the preview shows a position as its tag says)",
+                AMOUNT_FIELDS.join(", "),
+                TIME_FIELDS.join(", ")
+            ));
+        }
+        match resolve(form, node)? {
+            Ty::Opt(n) | Ty::Vec(n) => walk(form, n, field, seen, depth + 1),
+            Ty::Record(fs) | Ty::Variant(fs) => fs.iter().find_map(|f| {
+                let name = f.label.to_string();
+                walk(form, &f.node, &name, seen, depth + 1)
+            }),
+            _ => None,
+        }
+    }
+    let mut seen = Seen::new();
+    args.iter().find_map(|a| walk(form, a, "", &mut seen, 0))
 }
 
 /// The host's positions of an argument plan, each with the name of its place.
