@@ -734,9 +734,82 @@ fn custody_a_funds_method_shows_an_amount_as_an_amount_and_nothing_else_as_one()
         json!({ "icrc7_transfer": { "mode": "update", "intent": "Send NFTs", "args": [{ "type": "vec", "inner": { "type": "record", "fields": [
             { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
             { "name": "to", "type": "Account" },
-            { "name": "token_id", "type": "nat", "value": { "kind": "timestamp", "unit": "s" } }
+            { "name": "token_id", "type": "nat", "value": { "kind": "timestamp", "unit": "ns" } }
         ] } }], "results": [] } }),
         icrc_types(json!({})),
     );
     assert!(skip_reason(&p, "icrc7_transfer").contains("'token_id' is tagged timestamp"));
+}
+
+#[test]
+fn custody_a_funds_methods_tag_is_checked_wherever_its_type_is_met_again() {
+    // Found by the second review: a named type met first at a decoy field `amount` (inside
+    // the spender, where the ledger ignores it) hid the duration tag of the real amount.
+    let types = icrc_types(json!({ "A": { "type": "nat" } }));
+    let p = plans(
+        json!({ "icrc2_approve": { "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "spender", "type": "record", "fields": [
+                { "name": "owner", "type": "principal" },
+                { "name": "amount", "type": "opt", "inner": { "type": "A" }, "ui": { "hidden": true } }
+            ] },
+            { "name": "amount", "type": "A", "value": { "kind": "duration", "unit": "ns" }, "describe": "How long" }
+        ] }], "results": [] } }),
+        types,
+    );
+    assert!(skip_reason(&p, "icrc2_approve").contains("'amount' is tagged duration"));
+}
+
+#[test]
+fn custody_a_funds_methods_times_are_nanoseconds_and_its_stamp_is_created_at_time() {
+    let approve = |extra: Value, idempotency: Value| {
+        let mut m = json!({ "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "spender", "type": "Account" },
+            { "name": "amount", "type": "Tokens" },
+            { "name": "memo", "type": "opt", "inner": { "type": "blob" } },
+            { "name": "created_at_time", "type": "opt", "inner": { "type": "Timestamp" } },
+            extra
+        ] }], "results": [] });
+        if !idempotency.is_null() {
+            m["idempotency"] = idempotency;
+        }
+        plans(json!({ "icrc2_approve": m }), icrc_types(json!({})))
+    };
+    // An expiry in seconds is shown as one time and read by the ledger as another.
+    let p = approve(
+        json!({ "name": "expires_at", "type": "opt", "inner": { "type": "nat64", "value": { "kind": "timestamp", "unit": "s" } } }),
+        Value::Null,
+    );
+    let why = skip_reason(&p, "icrc2_approve");
+    assert!(why.contains("'expires_at' is a time in Seconds"), "{why}");
+    // Found by the second review: a stamp the ledger does not read (an `opt nat64` fee is
+    // none to it) leaves it nothing to deduplicate on, and a resend executes twice.
+    let p = approve(
+        json!({ "name": "fee", "type": "opt", "inner": { "type": "nat64" }, "describe": "A fee" }),
+        json!({ "stamp": "fee", "memo": "memo" }),
+    );
+    let why = skip_reason(&p, "icrc2_approve");
+    assert!(
+        why.contains("its idempotency stamp is the ledger's created_at_time, not fee"),
+        "{why}"
+    );
+    let p = approve(
+        json!({ "name": "note", "type": "opt", "inner": { "type": "blob" } }),
+        json!({ "stamp": "created_at_time", "memo": "note" }),
+    );
+    let why = skip_reason(&p, "icrc2_approve");
+    assert!(
+        why.contains("its idempotency memo is the ledger's memo, not note"),
+        "{why}"
+    );
+    let p = approve(
+        json!({ "name": "expires_at", "type": "opt", "inner": { "type": "Timestamp" } }),
+        json!({ "stamp": "created_at_time", "memo": "memo" }),
+    );
+    assert!(
+        p.plans.contains_key("prepare_icrc2_approve"),
+        "{:?}",
+        p.skipped
+    );
 }

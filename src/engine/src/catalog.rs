@@ -82,25 +82,6 @@ impl FormEntry {
     pub fn new(id: String, form: Arc<tool_host_core::form::Form>) -> FormEntry {
         let form = FormRef { id, form };
         let mut tools = plan_form(&form);
-        // A covered method whose declared argument the custody check would refuse at every
-        // prepare is not offered (the check on the bytes stays the rule).
-        tools.candidates.retain(|p| {
-            let why = (p.kind == tool_host_core::plan::ToolKind::Prepare)
-                .then(|| {
-                    crate::custody::declared_shape(&form.form, &p.method, &p.method_def().args)
-                })
-                .flatten();
-            match why {
-                Some(reason) => {
-                    tools.skipped.push(tool_host_core::plan::Skip {
-                        method: p.method.clone(),
-                        reason,
-                    });
-                    false
-                }
-                None => true,
-            }
-        });
         let mut by_method: BTreeMap<&str, Rc<MethodTypes>> = BTreeMap::new();
         let mut types = BTreeMap::new();
         for p in &tools.candidates {
@@ -108,6 +89,33 @@ impl FormEntry {
                 .entry(p.method.as_str())
                 .or_insert_with(|| Rc::new(tool_host_core::codec::method_types(p)));
             types.insert(p.name.clone(), t.clone());
+        }
+        // A method that moves funds whose declared argument the custody check would refuse at
+        // every prepare, or that a ledger would read otherwise than the preview shows it, is
+        // not offered (the check on the bytes stays the rule).
+        let mut refused = vec![];
+        for p in &tools.candidates {
+            if p.kind != tool_host_core::plan::ToolKind::Prepare {
+                continue;
+            }
+            let args = &p.method_def().args;
+            let why = crate::custody::declared_shape(&form.form, &p.method, args).or_else(|| {
+                let t = types.get(&p.name)?;
+                crate::standard::mismatch(&p.method, &t.env, t.args.first()?)
+            });
+            if let Some(reason) = why {
+                refused.push(p.name.clone());
+                tools.skipped.push(tool_host_core::plan::Skip {
+                    method: p.method.clone(),
+                    reason,
+                });
+            }
+        }
+        if !refused.is_empty() {
+            tools.candidates.retain(|p| !refused.contains(&p.name));
+            for name in &refused {
+                types.remove(name);
+            }
         }
         let mut ref_sources: std::collections::BTreeSet<String> =
             ref_sources(&form.form).into_iter().collect();

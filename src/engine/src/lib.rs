@@ -27,6 +27,7 @@ pub mod results;
 pub mod runtime;
 pub mod schedule;
 pub mod send;
+pub mod standard;
 pub mod state;
 pub mod stored_value;
 pub mod tokens;

@@ -1212,3 +1212,57 @@ fn an_approve_of_an_amount_the_preview_would_not_show_as_sent_is_never_offered()
         assert_eq!(snapshot(&w), before);
     }
 }
+
+#[test]
+fn a_funds_method_declared_otherwise_than_its_standard_reads_it_is_never_offered() {
+    // Found by the second review of the fourth review's fixes. Candid reads an `opt` field
+    // of an unexpected type as null: `expires_at : opt nat` showed an expiry while the ledger
+    // read none. A field named so that its hash is `amount`'s is the ledger's amount, whatever
+    // the preview calls it. A `to` whose subaccount is text is the default account to the
+    // ledger.
+    let cases = [
+        (
+            "ApproveArgs",
+            "expires_at",
+            json!({ "name": "expires_at", "type": "opt", "inner": { "type": "nat", "value": { "kind": "timestamp", "unit": "ns" } } }),
+            "not of its standard's type",
+        ),
+        (
+            "ApproveArgs",
+            "amount",
+            json!({ "name": "ttl_minutes_zyfrrl", "type": "nat", "describe": "How long the approval lasts, in nanoseconds" }),
+            "names the standard's field amount 'ttl_minutes_zyfrrl'",
+        ),
+        (
+            "ApproveArgs",
+            "expected_allowance",
+            json!({ "name": "expected_allowance", "type": "opt", "inner": { "type": "nat64", "describe": "Base units" } }),
+            "not of its standard's type",
+        ),
+    ];
+    for (ty, field, decl, why) in cases {
+        let w = World::new().setup();
+        registry::add_admin(&*w, controller(), admin()).unwrap();
+        let mut form: Value = serde_json::from_str(tool_host_core::packs::ICRC2).unwrap();
+        *field_mut(&mut form, ty, field) = decl;
+        let info = register(&w, admin(), "icrc2", &form).unwrap();
+        assert!(
+            info.skipped
+                .iter()
+                .any(|s| s.method == "icrc2_approve" && s.reason.contains(why)),
+            "{field}: {:?}",
+            info.skipped
+        );
+        assert!(!tool_host_engine::tools::list_tools(&*w).contains("prepare_icrc2_approve"));
+    }
+    // The packs as they are: every method that moves funds is offered.
+    let w = World::new().setup();
+    let tools = tool_host_engine::tools::list_tools(&*w);
+    for t in [
+        "prepare_icrc1_transfer",
+        "prepare_icrc2_approve",
+        "prepare_icrc2_transfer_from",
+    ] {
+        assert!(tools.contains(t), "{t}");
+    }
+}

@@ -129,6 +129,27 @@ pub fn check_plan(plan: &ToolPlan) -> Result<(), String> {
         }
     }
     if FUNDS_METHODS.contains(&plan.method.as_str()) {
+        // The ledger deduplicates on `created_at_time` (and `memo`): a stamp anywhere else is
+        // a value it does not read (a `fee` of `opt nat64` decodes as none), and a resend
+        // after an unknown outcome would execute twice.
+        if let Some(i) = &method.idempotency {
+            let at = |p: &crate::form::RelPath| p.labels.len() == 1 && p.index == 0;
+            let named = |p: &crate::form::RelPath, n: &str| at(p) && p.labels[0] == n;
+            if !named(&i.stamp, "created_at_time") {
+                return guard(format!(
+                    "{} moves funds: its idempotency stamp is the ledger's created_at_time, not {}",
+                    plan.method,
+                    i.stamp.labels.join(".")
+                ));
+            }
+            if let Some(m) = i.memo.as_ref().filter(|m| !named(m, "memo")) {
+                return guard(format!(
+                    "{} moves funds: its idempotency memo is the ledger's memo, not {}",
+                    plan.method,
+                    m.labels.join(".")
+                ));
+            }
+        }
         let form = &plan.form.form;
         let mut found = None;
         let mut look = |s: &Slot, place: &str| {
@@ -166,7 +187,8 @@ fn filled_from_ref(s: &Slot, place: &str) -> Option<String> {
         return None;
     };
     let fee = crate::funds::REF_FEE;
-    if src.starts_with("owner:") || (src == fee && place == "fee") {
+    // `e8s`: the ICP ledger's fee is a record `Tokens { e8s }`.
+    if src.starts_with("owner:") || (src == fee && matches!(place, "fee" | "e8s")) {
         return None;
     }
     Some(format!(
@@ -186,12 +208,12 @@ const TIME_FIELDS: [&str; 3] = ["created_at_time", "expires_at", "timestamp_nano
 /// field, a duration nowhere (the standards give none). Accounts and subaccounts are shown
 /// as the bytes are, whatever the place.
 fn misplaced_tag(form: &Form, args: &[Node]) -> Option<String> {
-    type Seen = std::collections::BTreeSet<(String, String)>;
-    fn walk(
-        form: &Form,
-        node: &Node,
-        field: &str,
-        seen: &mut Seen,
+    type Seen<'a> = std::collections::BTreeSet<(&'a str, &'a str)>;
+    fn walk<'a>(
+        form: &'a Form,
+        node: &'a Node,
+        field: &'a str,
+        seen: &mut Seen<'a>,
         depth: usize,
     ) -> Option<String> {
         if depth > 32 {
@@ -200,21 +222,25 @@ fn misplaced_tag(form: &Form, args: &[Node]) -> Option<String> {
                     .into(),
             );
         }
-        // A named type met again at the same field gives the same answer (and a recursive
-        // or diamond-shaped form is walked once per type and field).
-        if let Ty::Ref(name) = &node.ty {
-            if !seen.insert((name.clone(), field.to_string())) {
-                return None;
-            }
-        }
-        let allowed: &[&str] = match value_tag(form, node) {
+        let tag = value_tag(form, node);
+        let allowed: &[&str] = match tag {
             Some(ValueTag::TokenAmount { .. }) => &AMOUNT_FIELDS,
             Some(ValueTag::Timestamp { .. }) => &TIME_FIELDS,
             Some(ValueTag::Duration { .. }) => &[],
-            Some(ValueTag::Account | ValueTag::Subaccount) | None => &[field],
+            Some(ValueTag::Account | ValueTag::Subaccount) | None => &[],
         };
-        if !allowed.contains(&field) {
-            let kind = value_tag(form, node).map_or("", |t| t.kind());
+        let shown_as_is = matches!(tag, None | Some(ValueTag::Account | ValueTag::Subaccount));
+        // The standards' times are nanoseconds: a time in other units would be shown as one
+        // time and read by the ledger as another.
+        if let Some(ValueTag::Timestamp { unit }) = tag {
+            if *unit != TimeUnit::Nanoseconds {
+                return Some(format!(
+                    "'{field}' is a time in {unit:?}: the standards of the methods that move funds give their times in nanoseconds"
+                ));
+            }
+        }
+        if !shown_as_is && !allowed.contains(&field) {
+            let kind = tag.map_or("", |t| t.kind());
             let place = if field.is_empty() {
                 "an argument"
             } else {
@@ -226,11 +252,25 @@ fn misplaced_tag(form: &Form, args: &[Node]) -> Option<String> {
                 TIME_FIELDS.join(", ")
             ));
         }
+        // The position's own tag is checked on every visit (a position may tag a named type
+        // another does not); below it, a named type met again at the same field is the same
+        // walk, so it is walked once per type and field (a recursive or diamond-shaped form).
+        if let Ty::Ref(name) = &node.ty {
+            if !seen.insert((name.as_str(), field)) {
+                return None;
+            }
+        }
         match resolve(form, node)? {
             Ty::Opt(n) | Ty::Vec(n) => walk(form, n, field, seen, depth + 1),
+            // A field named by a number has no standard's place (`#`: refused if tagged).
             Ty::Record(fs) | Ty::Variant(fs) => fs.iter().find_map(|f| {
-                let name = f.label.to_string();
-                walk(form, &f.node, &name, seen, depth + 1)
+                walk(
+                    form,
+                    &f.node,
+                    f.label.name().unwrap_or("#"),
+                    seen,
+                    depth + 1,
+                )
             }),
             _ => None,
         }
@@ -244,8 +284,7 @@ fn arg_slots(a: &ArgPlan, f: &mut impl FnMut(&Slot, &str)) {
     match a {
         ArgPlan::Fields(slots) => {
             for s in slots {
-                let place = s.label.as_ref().map_or_else(String::new, |l| l.to_string());
-                f(s, &place);
+                f(s, s.label.as_ref().and_then(|l| l.name()).unwrap_or("#"));
             }
         }
         ArgPlan::Whole(s) => f(s, "$args"),
