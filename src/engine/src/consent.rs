@@ -382,11 +382,13 @@ struct Field {
 }
 
 /// The typed fields of the intent's argument, decoded from its exact bytes with its tool's
-/// form and the target's refs; none when the tool or the target is gone.
+/// form and the target's refs; none when the tool (of its own form) or the target is gone.
 fn typed_of<R: Runtime>(rt: &R, i: &Intent) -> Vec<TypedField> {
     rt.with_state(|s| {
         let cat = crate::catalog::current(s);
-        let tool = cat.tool(&i.tool)?;
+        let tool = cat
+            .tool(&i.tool)
+            .filter(|t| t.plan().form.id == i.form_id)?;
         let refs = &cat.canister(&i.canister)?.refs;
         let args =
             tool_host_core::codec::decode_args_with(tool.plan(), &tool.types, &i.arg).ok()?;

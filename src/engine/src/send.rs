@@ -96,6 +96,11 @@ pub async fn send<R: Runtime>(
         }
         let cat = catalog::current(s);
         let tool = cat.tool(&i.tool).ok_or_else(|| err(ErrorCode::NotFound, format!("the tool {} is no longer offered; its form was removed", i.tool)))?;
+        // The intent's own form's tool, not another's of the same name (its own was refused
+        // since, say by a rule an upgrade added, and its name given to another form).
+        if tool.plan().form.id != i.form_id {
+            return Err(err(ErrorCode::NotFound, format!("the tool {} is no longer offered by form {}, which intent {id} was prepared with; nothing was sent", i.tool, i.form_id)));
+        }
         let journal = i.has_stamp() && cat.icrc3.contains(&i.canister);
         // Whose funds move, checked again on the exact bytes about to be sent.
         if crate::custody::covers(&i.method) {

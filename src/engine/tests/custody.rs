@@ -1266,3 +1266,33 @@ fn a_funds_method_declared_otherwise_than_its_standard_reads_it_is_never_offered
         assert!(tools.contains(t), "{t}");
     }
 }
+
+#[test]
+fn an_intent_is_sent_only_through_its_own_forms_tool() {
+    // Found by the third review: after an upgrade refuses a form's tool, another form may
+    // offer a tool of the same name on the same canister; the intent prepared with the first
+    // (its preview made by the first form) must not be sent through the second. Made here by
+    // giving the stored intent another form's id.
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    {
+        let mut s = w.state.borrow_mut();
+        let mut i = s.intents.get(&id).unwrap();
+        i.form_id = "another".into();
+        s.put_intent(i);
+    }
+    let before = snapshot(&w);
+    let e = w.confirm(owner(), id, &d).unwrap_err();
+    assert_eq!(e.code, "NOT_FOUND", "{e:?}");
+    assert!(
+        e.message.contains("no longer offered by form another"),
+        "{e:?}"
+    );
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.sends("icrc1_transfer"), 0);
+    // Its own form again (the uses index the world checks names it).
+    let mut s = w.state.borrow_mut();
+    let mut i = s.intents.get(&id).unwrap();
+    i.form_id = "icrc1".into();
+    s.put_intent(i);
+}
