@@ -567,7 +567,7 @@ fn approve_filled(field: &str, from: &str) -> tool_host_core::plan::ToolPlans {
         }
     }
     plans(
-        json!({ "icrc2_approve": { "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": fields }], "results": [] } }),
+        json!({ "icrc2_approve": { "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": fields }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
         types,
     )
 }
@@ -600,7 +600,7 @@ fn custody_a_funds_amount_the_host_fills_from_a_ref_other_than_the_fee_skips_its
         json!({ "note": { "mode": "update", "intent": "Note", "args": [{ "type": "record", "fields": [
             { "name": "supply", "type": "Tokens", "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } },
             { "name": "text", "type": "text" }
-        ] }], "results": [] } }),
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
         icrc_types(json!({})),
     );
     assert!(p.plans.contains_key("prepare_note"));
@@ -619,7 +619,7 @@ fn custody_a_funds_amount_the_host_fills_inside_an_input_is_refused_too() {
     let p = plans(
         json!({ "icrc4_transfer_batch": { "mode": "update", "intent": "Pay several", "args": [
             { "type": "vec", "inner": { "type": "Transfer" } }
-        ], "results": [] } }),
+        ], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
         types,
     );
     assert!(
@@ -644,7 +644,7 @@ fn custody_an_amount_is_never_shown_in_units_that_are_not_the_ledgers() {
             { "name": "to", "type": "Account" },
             { "name": "amount", "type": "Tokens" },
             { "name": "fee", "type": "opt", "inner": { "type": "Fee" }, "ui": { "hidden": true }, "auto": { "from": "query:icrc1_fee" } }
-        ] }], "results": [] },
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } },
           "balance": { "mode": "query", "args": [{ "type": "Account" }], "results": [{ "type": "Fee" }] } }),
         types,
     );
@@ -681,7 +681,7 @@ fn custody_a_funds_method_shows_an_amount_as_an_amount_and_nothing_else_as_one()
                 { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
                 { "name": "spender", "type": "Account" },
                 amount
-            ] }], "results": [] } }),
+            ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
             types,
         )
     };
@@ -735,7 +735,7 @@ fn custody_a_funds_method_shows_an_amount_as_an_amount_and_nothing_else_as_one()
             { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
             { "name": "to", "type": "Account" },
             { "name": "token_id", "type": "nat", "value": { "kind": "timestamp", "unit": "ns" } }
-        ] } }], "results": [] } }),
+        ] } }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
         icrc_types(json!({})),
     );
     assert!(skip_reason(&p, "icrc7_transfer").contains("'token_id' is tagged timestamp"));
@@ -754,7 +754,7 @@ fn custody_a_funds_methods_tag_is_checked_wherever_its_type_is_met_again() {
                 { "name": "amount", "type": "opt", "inner": { "type": "A" }, "ui": { "hidden": true } }
             ] },
             { "name": "amount", "type": "A", "value": { "kind": "duration", "unit": "ns" }, "describe": "How long" }
-        ] }], "results": [] } }),
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
         types,
     );
     assert!(skip_reason(&p, "icrc2_approve").contains("'amount' is tagged duration"));
@@ -770,7 +770,7 @@ fn custody_a_funds_methods_times_are_nanoseconds_and_its_stamp_is_created_at_tim
             { "name": "memo", "type": "opt", "inner": { "type": "blob" } },
             { "name": "created_at_time", "type": "opt", "inner": { "type": "Timestamp" } },
             extra
-        ] }], "results": [] });
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } });
         if !idempotency.is_null() {
             m["idempotency"] = idempotency;
         }
@@ -809,6 +809,91 @@ fn custody_a_funds_methods_times_are_nanoseconds_and_its_stamp_is_created_at_tim
     );
     assert!(
         p.plans.contains_key("prepare_icrc2_approve"),
+        "{:?}",
+        p.skipped
+    );
+}
+
+#[test]
+fn custody_a_funds_method_classes_its_replies_as_its_standard_does() {
+    // Found by the fourth review of this stop: the form's outcome table decided what
+    // "executed" meant. `Ok` as retry_new sent one intent twice; a case named so that its
+    // hash is `Ok`'s settled an executed transfer as failed; no table made every reply a
+    // success.
+    let transfer = |ok_case: &str, outcome: Value| {
+        let mut m = json!({ "mode": "update", "intent": "Send", "args": [{ "type": "record", "fields": [
+            { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+            { "name": "to", "type": "Account" },
+            { "name": "amount", "type": "Tokens" },
+            { "name": "memo", "type": "opt", "inner": { "type": "blob" } },
+            { "name": "created_at_time", "type": "opt", "inner": { "type": "Timestamp" } }
+        ] }], "idempotency": { "stamp": "created_at_time", "memo": "memo" }, "results": [{ "type": "variant", "cases": [
+            { "name": ok_case, "type": "nat" },
+            { "name": "Err", "type": "variant", "cases": [
+                { "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] },
+                { "name": "TooOld", "type": "null" },
+                { "name": "TemporarilyUnavailable", "type": "null" },
+                { "name": "GenericError", "type": "null" }
+            ] }
+        ] }] });
+        if !outcome.is_null() {
+            m["outcome"] = outcome;
+        }
+        plans(json!({ "icrc1_transfer": m }), icrc_types(json!({})))
+    };
+    for (ok_case, outcome, want) in [
+        (
+            "Ok",
+            json!({ "Ok": "retry_new" }),
+            "outcome key 'Ok' is retry_new",
+        ),
+        (
+            "Ok",
+            json!({ "Ok": "success", "Err.GenericError": "success" }),
+            "'Err.GenericError' is success",
+        ),
+        (
+            "Ok",
+            json!({ "Ok": "success", "Err.GenericError": "already_done" }),
+            "'Err.GenericError' is already_done",
+        ),
+        (
+            "Ok",
+            json!({ "Ok": "success", "Err.Duplicate": "retry_new" }),
+            "'Err.Duplicate' is retry_new",
+        ),
+        (
+            "Ok",
+            json!({ "Ok": "success", "Err.TooOld": "retry_same" }),
+            "'Err.TooOld' is retry_same",
+        ),
+        (
+            "Ok",
+            json!({ "Err.Duplicate": "already_done", "default": "fail" }),
+            "do not class Ok as a success",
+        ),
+        (
+            "Ok",
+            json!({ "Ok": "success", "default": "success" }),
+            "its default class is success",
+        ),
+        ("Ok", Value::Null, "no outcome keys"),
+        (
+            "Rejected_bsoBTK",
+            json!({ "Rejected_bsoBTK": "fail" }),
+            "'Rejected_bsoBTK', whose hash is a standard reply name's",
+        ),
+    ] {
+        let why = skip_reason(&transfer(ok_case, outcome.clone()), "icrc1_transfer");
+        assert!(why.contains(want), "{outcome}: {why}");
+    }
+    let p = transfer(
+        "Ok",
+        json!({ "Ok": "success", "Err.Duplicate": "already_done", "Err.TooOld": "retry_new",
+            "Err.TemporarilyUnavailable": "retry_same", "Err.GenericError": "fix_input", "default": "fail" }),
+    );
+    assert!(
+        p.plans.contains_key("prepare_icrc1_transfer"),
         "{:?}",
         p.skipped
     );

@@ -257,12 +257,11 @@ pub fn consent_message<R: Runtime>(rt: &R, req: ConsentMessageRequest) -> Consen
     let typed = typed_of(rt, &intent);
     let mut fields = fields_of(&intent, &typed);
     let preview: Json = serde_json::from_str(&intent.preview_text()).unwrap_or(Json::Null);
-    let title = preview["title"]
-        .as_str()
-        .unwrap_or(&intent.method)
-        .to_string();
+    // A form's title and an admin's label are one line each, as an argument's text is: a
+    // title with line breaks wrote its own Amount and To lines above the real ones.
+    let title = one_line(preview["title"].as_str().unwrap_or(&intent.method));
     let target = match preview["canister_label"].as_str() {
-        Some(l) => format!("{l} ({})", intent.canister),
+        Some(l) => format!("{} ({})", one_line(l), intent.canister),
         None => intent.canister.to_text(),
     };
     let irreversible = preview["effect"]["irreversible"].as_bool().unwrap_or(true);

@@ -17,6 +17,7 @@ use crate::types::{ApiError, IssueView};
 use candid::types::value::IDLField;
 use candid::{IDLArgs, IDLValue, Principal};
 use tool_host_core::funds::deposit_subaccount;
+use tool_host_core::wire::field_hash;
 
 /// How a method's funds are tied to their owner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,19 +150,6 @@ const APPROVAL_INFO: &[u32] = hashes!(
     "memo",
     "created_at_time",
 );
-
-/// `candid::idl_hash` at compile time (a test checks it against candid's), so that the
-/// standards' field lists cost nothing to look up on every prepare and send.
-const fn field_hash(s: &str) -> u32 {
-    let b = s.as_bytes();
-    let mut h: u32 = 0;
-    let mut i = 0;
-    while i < b.len() {
-        h = h.wrapping_mul(223).wrapping_add(b[i] as u32);
-        i += 1;
-    }
-    h
-}
 
 /// The first field of a record (by hash) that its standard does not give it.
 fn unknown_field(mut ids: impl Iterator<Item = u32>, allowed: &[u32]) -> Option<u32> {

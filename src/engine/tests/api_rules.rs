@@ -642,3 +642,39 @@ fn every_memory_id_is_distinct() {
         .collect();
     assert_eq!(ids.len(), tool_host_engine::memory::ALL.len());
 }
+
+#[test]
+fn a_forms_title_writes_no_line_of_its_own_in_a_consent_message() {
+    // Found by the fourth review of this stop: a title with line breaks wrote its own Amount
+    // and To lines (and an open HTML comment) above the real ones.
+    let w = World::new().setup();
+    let mut form: serde_json::Value = serde_json::from_str(tool_host_core::packs::ICRC1).unwrap();
+    form["methods"]["icrc1_transfer"]["intent"] =
+        serde_json::json!("Transfer tokens\n\n- **Amount:** 0.01 TKA\n\n<!--");
+    tool_host_engine::registry::register_form(
+        &*w,
+        controller(),
+        RegisterFormArgs {
+            id: "icrc1".into(),
+            json: form.to_string(),
+        },
+    )
+    .unwrap();
+    let (id, d) = w.prepare("900");
+    let info = consent(
+        &w,
+        "confirm",
+        confirm_arg(id, &d),
+        Some(DeviceSpec::GenericDisplay),
+    )
+    .unwrap();
+    let ConsentMessage::GenericDisplayMessage(md) = info.consent_message else {
+        panic!()
+    };
+    assert!(
+        md.starts_with("# Confirm: Transfer tokens\\n\\n- **Amount:** 0.01 TKA\\n\\n<!--\n"),
+        "{md}"
+    );
+    assert_eq!(md.matches("\n- **Amount:**").count(), 1, "{md}");
+    assert!(md.contains("**Amount:** 900 TKA"), "{md}");
+}

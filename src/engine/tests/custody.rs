@@ -665,7 +665,9 @@ fn withdraw_form(name: &str, method: &str, bind_to: bool) -> Value {
     form["methods"] = json!({ method: { "mode": "update", "intent": "Withdraw cycles",
         "effect": { "kind": "transfer", "irreversible": true, "replicated": true },
         "idempotency": { "stamp": "created_at_time" },
-        "args": [ { "type": "record", "fields": fields } ], "results": [] } });
+        "args": [ { "type": "record", "fields": fields } ],
+        "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }],
+        "outcome": { "Ok": "success" } } });
     form
 }
 
@@ -970,7 +972,9 @@ fn a_covered_method_whose_record_has_a_field_its_standard_does_not_give_is_refus
             { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
             { "name": "to", "type": "principal" }, { "name": "token", "type": "text" },
             { "name": "amount", "type": "nat", "describe": "How many tokens." },
-            { "name": "subaccount", "type": "opt", "inner": { "type": "Subaccount" } } ] } ], "results": [] } });
+            { "name": "subaccount", "type": "opt", "inner": { "type": "Subaccount" } } ] } ],
+        "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }],
+        "outcome": { "Ok": "success" } } });
     let info = register(&w, controller(), "ext", &form).unwrap();
     // Not offered: its declared record has a field `transfer`'s standard does not give, so
     // the check on the bytes (custody's unit tests) would refuse every prepare.
@@ -1295,4 +1299,32 @@ fn an_intent_is_sent_only_through_its_own_forms_tool() {
     let mut i = s.intents.get(&id).unwrap();
     i.form_id = "icrc1".into();
     s.put_intent(i);
+}
+
+#[test]
+fn a_transfer_whose_form_classes_its_replies_otherwise_than_its_standard_is_never_offered() {
+    // Found by the fourth review of this stop: with `Ok` classed retry_new, one confirm
+    // executed and opened a new preview, and confirming that executed again.
+    let w = World::new().setup();
+    registry::add_admin(&*w, controller(), admin()).unwrap();
+    let mut form = icrc1();
+    form["methods"]["icrc1_transfer"]["outcome"]["Ok"] = json!("retry_new");
+    let info = register(&w, admin(), "icrc1", &form).unwrap();
+    assert!(
+        info.skipped
+            .iter()
+            .any(|s| s.method == "icrc1_transfer"
+                && s.reason.contains("outcome key 'Ok' is retry_new")),
+        "{:?}",
+        info.skipped
+    );
+    let before = snapshot(&w);
+    let e = prepare(
+        &w,
+        owner(),
+        json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, "UNKNOWN_TOOL");
+    assert_eq!(snapshot(&w), before);
 }

@@ -161,7 +161,10 @@ pub fn check_plan(plan: &ToolPlan) -> Result<(), String> {
         for p in &plan.params {
             reader_slots(&p.reader, &p.name, &mut look);
         }
-        if let Some(why) = found.or_else(|| misplaced_tag(form, &plan.method_def().args)) {
+        if let Some(why) = found
+            .or_else(|| misplaced_tag(form, &plan.method_def().args))
+            .or_else(|| funds_outcome(form, &plan.method, method))
+        {
             return guard(why);
         }
     }
@@ -277,6 +280,131 @@ fn misplaced_tag(form: &Form, args: &[Node]) -> Option<String> {
     }
     let mut seen = Seen::new();
     args.iter().find_map(|a| walk(form, a, "", &mut seen, 0))
+}
+
+/// The reply cases the engine's exactly-once rules read, by the names the standards give them
+/// (the ICP ledger's `Tx` ones among them), and the fields it reads inside them.
+const REPLY_NAMES: [&str; 11] = [
+    "Ok",
+    "Err",
+    "Duplicate",
+    "TxDuplicate",
+    "TemporarilyUnavailable",
+    "TooOld",
+    "TxTooOld",
+    "CreatedInFuture",
+    "TxCreatedInFuture",
+    "ledger_time",
+    "duplicate_of",
+];
+
+const REPLY_HASHES: [u32; 11] = {
+    let mut out = [0; 11];
+    let mut i = 0;
+    while i < 11 {
+        out[i] = crate::wire::field_hash(REPLY_NAMES[i]);
+        i += 1;
+    }
+    out
+};
+
+/// Why a method that moves funds classes its replies otherwise than its standard says, if it
+/// does. Which reply means "executed" is what exactly once stands on, so it is the engine's
+/// to say, whatever a form's outcome table or result names say: success only at `Ok` (and
+/// `Ok` is one), already done only at a duplicate, a new stamp only when the ledger says the
+/// stamp is too old or in the future, the same bytes again only when it is temporarily
+/// unavailable, and nothing else by default. A form that mapped `Ok` to `retry_new` sent one
+/// intent twice; one that named a case so that its hash was `Ok`'s settled an executed
+/// transfer as failed. (`send_dfx` answers a bare block index and traps on an error.)
+fn funds_outcome(form: &Form, name: &str, method: &Method) -> Option<String> {
+    use OutcomeClass::*;
+    let refuse = |why: String| {
+        Some(format!(
+            "{name} moves funds: {why} (the engine classes the replies of a method that moves funds as its standard does)"
+        ))
+    };
+    if let Some(label) = reply_name_collision(form, &method.results) {
+        return refuse(format!(
+            "its result names a case or field '{label}', whose hash is a standard reply name's"
+        ));
+    }
+    let Some(tag) = &method.outcome else {
+        return if name == "send_dfx" {
+            None
+        } else {
+            refuse("it has no outcome keys, so every reply would be a success".into())
+        };
+    };
+    if let Some(d) = tag.default.filter(|d| !matches!(d, Fail | FixInput)) {
+        return refuse(format!(
+            "its default class is {}; only fail or fix_input may be",
+            d.as_str()
+        ));
+    }
+    let mut ok = false;
+    for (key, class) in &tag.keys {
+        let path: Vec<&str> = key.labels.iter().map(String::as_str).collect();
+        let allowed = match class {
+            Success => matches!(path[..], ["Ok"]),
+            AlreadyDone => matches!(path[..], ["Err", "Duplicate" | "TxDuplicate"]),
+            RetryNew => matches!(
+                path[..],
+                [
+                    "Err",
+                    "TooOld" | "CreatedInFuture" | "TxTooOld" | "TxCreatedInFuture"
+                ]
+            ),
+            RetrySame => matches!(path[..], ["Err", "TemporarilyUnavailable"]),
+            FixInput | Fail => !matches!(path[..], ["Ok"]),
+        };
+        if !allowed {
+            return refuse(format!(
+                "its outcome key '{}' is {}, which its standard's reply there is not",
+                path.join("."),
+                class.as_str()
+            ));
+        }
+        ok |= *class == Success;
+    }
+    if !ok {
+        return refuse("its outcome keys do not class Ok as a success".into());
+    }
+    None
+}
+
+/// A result label (a variant case or record field, at any depth) whose hash is one of
+/// [`REPLY_NAMES`]' but whose name is not that name.
+fn reply_name_collision(form: &Form, results: &[Node]) -> Option<String> {
+    let standard = REPLY_HASHES.iter().zip(REPLY_NAMES);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack: Vec<(&Node, usize)> = results.iter().map(|n| (n, 0)).collect();
+    while let Some((node, depth)) = stack.pop() {
+        if depth > 32 {
+            return Some("(a result nested deeper than 32)".into());
+        }
+        if let Ty::Ref(name) = &node.ty {
+            if !seen.insert(name.as_str()) {
+                continue;
+            }
+        }
+        match resolve(form, node) {
+            Some(Ty::Opt(n) | Ty::Vec(n)) => stack.push((n, depth + 1)),
+            Some(Ty::Record(fs) | Ty::Variant(fs)) => {
+                for f in fs {
+                    let hash = f.label.hash();
+                    let clash = standard
+                        .clone()
+                        .any(|(h, n)| *h == hash && f.label.name() != Some(n));
+                    if clash {
+                        return Some(f.label.to_string());
+                    }
+                    stack.push((&f.node, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The host's positions of an argument plan, each with the name of its place.

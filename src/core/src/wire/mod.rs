@@ -51,6 +51,19 @@ pub fn label(name: &str) -> u32 {
     candid::idl_hash(name)
 }
 
+/// `candid::idl_hash` at compile time (the engine's custody tests check it against candid's),
+/// so that the standards' field and case lists cost nothing to look up.
+pub const fn field_hash(s: &str) -> u32 {
+    let b = s.as_bytes();
+    let mut h: u32 = 0;
+    let mut i = 0;
+    while i < b.len() {
+        h = h.wrapping_mul(223).wrapping_add(b[i] as u32);
+        i += 1;
+    }
+    h
+}
+
 /// `candid`'s bound on a message's header (`DEFAULT_MAX_HEADER_LEN`).
 const MAX_HEADER_BYTES: usize = 64 * 1024;
 
