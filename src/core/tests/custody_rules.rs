@@ -567,7 +567,7 @@ fn approve_filled(field: &str, from: &str) -> tool_host_core::plan::ToolPlans {
         }
     }
     plans(
-        json!({ "icrc2_approve": { "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": fields }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
+        json!({ "icrc2_approve": { "mode": "update", "intent": "Approve", "args": [{ "type": "record", "fields": fields }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } }),
         types,
     )
 }
@@ -600,7 +600,7 @@ fn custody_a_funds_amount_the_host_fills_from_a_ref_other_than_the_fee_skips_its
         json!({ "note": { "mode": "update", "intent": "Note", "args": [{ "type": "record", "fields": [
             { "name": "supply", "type": "Tokens", "ui": { "hidden": true }, "auto": { "from": "query:icrc1_total_supply" } },
             { "name": "text", "type": "text" }
-        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } }),
         icrc_types(json!({})),
     );
     assert!(p.plans.contains_key("prepare_note"));
@@ -619,7 +619,7 @@ fn custody_a_funds_amount_the_host_fills_inside_an_input_is_refused_too() {
     let p = plans(
         json!({ "icrc4_transfer_batch": { "mode": "update", "intent": "Pay several", "args": [
             { "type": "vec", "inner": { "type": "Transfer" } }
-        ], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
+        ], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } }),
         types,
     );
     assert!(
@@ -644,7 +644,7 @@ fn custody_an_amount_is_never_shown_in_units_that_are_not_the_ledgers() {
             { "name": "to", "type": "Account" },
             { "name": "amount", "type": "Tokens" },
             { "name": "fee", "type": "opt", "inner": { "type": "Fee" }, "ui": { "hidden": true }, "auto": { "from": "query:icrc1_fee" } }
-        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } },
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } },
           "balance": { "mode": "query", "args": [{ "type": "Account" }], "results": [{ "type": "Fee" }] } }),
         types,
     );
@@ -681,7 +681,7 @@ fn custody_a_funds_method_shows_an_amount_as_an_amount_and_nothing_else_as_one()
                 { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
                 { "name": "spender", "type": "Account" },
                 amount
-            ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
+            ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } }),
             types,
         )
     };
@@ -735,7 +735,7 @@ fn custody_a_funds_method_shows_an_amount_as_an_amount_and_nothing_else_as_one()
             { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
             { "name": "to", "type": "Account" },
             { "name": "token_id", "type": "nat", "value": { "kind": "timestamp", "unit": "ns" } }
-        ] } }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
+        ] } }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } }),
         icrc_types(json!({})),
     );
     assert!(skip_reason(&p, "icrc7_transfer").contains("'token_id' is tagged timestamp"));
@@ -754,7 +754,7 @@ fn custody_a_funds_methods_tag_is_checked_wherever_its_type_is_met_again() {
                 { "name": "amount", "type": "opt", "inner": { "type": "A" }, "ui": { "hidden": true } }
             ] },
             { "name": "amount", "type": "A", "value": { "kind": "duration", "unit": "ns" }, "describe": "How long" }
-        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } } }),
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } }),
         types,
     );
     assert!(skip_reason(&p, "icrc2_approve").contains("'amount' is tagged duration"));
@@ -770,7 +770,7 @@ fn custody_a_funds_methods_times_are_nanoseconds_and_its_stamp_is_created_at_tim
             { "name": "memo", "type": "opt", "inner": { "type": "blob" } },
             { "name": "created_at_time", "type": "opt", "inner": { "type": "Timestamp" } },
             extra
-        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }], "outcome": { "Ok": "success" } });
+        ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }], "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } });
         if !idempotency.is_null() {
             m["idempotency"] = idempotency;
         }
@@ -878,6 +878,23 @@ fn custody_a_funds_method_classes_its_replies_as_its_standard_does() {
             "its default class is success",
         ),
         ("Ok", Value::Null, "no outcome keys"),
+        // Found by the fifth review: a duplicate (an earlier send executed) classed as not
+        // executed, by its own key, by a key at Err, or by the default.
+        (
+            "Ok",
+            json!({ "Ok": "success", "Err.Duplicate": "fail" }),
+            "do not class Err.Duplicate as already_done",
+        ),
+        (
+            "Ok",
+            json!({ "Ok": "success", "Err": "fix_input" }),
+            "do not class Err.Duplicate as already_done",
+        ),
+        (
+            "Ok",
+            json!({ "Ok": "success", "default": "fail" }),
+            "do not class Err.Duplicate as already_done",
+        ),
         (
             "Rejected_bsoBTK",
             json!({ "Rejected_bsoBTK": "fail" }),
@@ -887,6 +904,26 @@ fn custody_a_funds_method_classes_its_replies_as_its_standard_does() {
         let why = skip_reason(&transfer(ok_case, outcome.clone()), "icrc1_transfer");
         assert!(why.contains(want), "{outcome}: {why}");
     }
+    // `send_dfx` needs no keys only when it answers a bare block index.
+    let send_dfx = |results: Value| {
+        plans(
+            json!({ "send_dfx": { "mode": "update", "intent": "Send", "args": [{ "type": "record", "fields": [
+                { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+                { "name": "to", "type": "text" }
+            ] }], "results": results } }),
+            icrc_types(json!({})),
+        )
+    };
+    assert!(send_dfx(json!([{ "type": "nat64" }]))
+        .plans
+        .contains_key("prepare_send_dfx"));
+    let why = skip_reason(
+        &send_dfx(
+            json!([{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat64" }, { "name": "Err", "type": "text" }] }]),
+        ),
+        "send_dfx",
+    );
+    assert!(why.contains("no outcome keys"), "{why}");
     let p = transfer(
         "Ok",
         json!({ "Ok": "success", "Err.Duplicate": "already_done", "Err.TooOld": "retry_new",

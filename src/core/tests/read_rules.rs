@@ -656,8 +656,8 @@ fn a_name_never_stands_in_for_an_amount_refused_for_its_units() {
             "icrc1_transfer": { "mode": "update", "intent": "Send", "args": [{ "type": "record", "fields": [
                 { "name": "to", "type": "principal" },
                 { "name": "amount", "type": "nat", "named": "presets", "value": { "kind": "token_amount", "decimals": 18, "symbol": "TKA" } }
-            ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }],
-              "outcome": { "Ok": "success" } }
+            ] }], "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }],
+              "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } }
         }),
         json!({}),
     );

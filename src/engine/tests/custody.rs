@@ -666,8 +666,8 @@ fn withdraw_form(name: &str, method: &str, bind_to: bool) -> Value {
         "effect": { "kind": "transfer", "irreversible": true, "replicated": true },
         "idempotency": { "stamp": "created_at_time" },
         "args": [ { "type": "record", "fields": fields } ],
-        "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }],
-        "outcome": { "Ok": "success" } } });
+        "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }],
+        "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } });
     form
 }
 
@@ -973,8 +973,8 @@ fn a_covered_method_whose_record_has_a_field_its_standard_does_not_give_is_refus
             { "name": "to", "type": "principal" }, { "name": "token", "type": "text" },
             { "name": "amount", "type": "nat", "describe": "How many tokens." },
             { "name": "subaccount", "type": "opt", "inner": { "type": "Subaccount" } } ] } ],
-        "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "text" }] }],
-        "outcome": { "Ok": "success" } } });
+        "results": [{ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": [{ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }] }] }],
+        "outcome": { "Ok": "success", "Err.Duplicate": "already_done" } } });
     let info = register(&w, controller(), "ext", &form).unwrap();
     // Not offered: its declared record has a field `transfer`'s standard does not give, so
     // the check on the bytes (custody's unit tests) would refuse every prepare.

@@ -329,7 +329,11 @@ fn funds_outcome(form: &Form, name: &str, method: &Method) -> Option<String> {
         ));
     }
     let Some(tag) = &method.outcome else {
-        return if name == "send_dfx" {
+        let block_index = matches!(
+            method.results.as_slice(),
+            [n] if matches!(resolve(form, n), Some(Ty::Prim(Prim::Nat64)))
+        );
+        return if name == "send_dfx" && block_index {
             None
         } else {
             refuse("it has no outcome keys, so every reply would be a success".into())
@@ -355,7 +359,7 @@ fn funds_outcome(form: &Form, name: &str, method: &Method) -> Option<String> {
                 ]
             ),
             RetrySame => matches!(path[..], ["Err", "TemporarilyUnavailable"]),
-            FixInput | Fail => !matches!(path[..], ["Ok"]),
+            FixInput | Fail => path.first() != Some(&"Ok"),
         };
         if !allowed {
             return refuse(format!(
@@ -368,6 +372,40 @@ fn funds_outcome(form: &Form, name: &str, method: &Method) -> Option<String> {
     }
     if !ok {
         return refuse("its outcome keys do not class Ok as a success".into());
+    }
+    // The ledger's duplicate is the reply that says an earlier send of these bytes executed:
+    // it must be told apart (its `Err` a variant that declares it, nothing on the way read
+    // as null) and classed already done, or a resend after an unknown outcome would answer
+    // an executed intent as failed.
+    let err = method.results.first().and_then(|r| match resolve(form, r) {
+        Some(Ty::Variant(cases)) => cases.iter().find(|c| c.label.name() == Some("Err")),
+        _ => None,
+    });
+    if let Some(err) = err {
+        let Some(Ty::Variant(cases)) = resolve(form, &err.node) else {
+            return refuse("its result's Err is not a variant of the ledger's errors".into());
+        };
+        let Some(dup) = cases
+            .iter()
+            .filter_map(|c| c.label.name())
+            .find(|n| matches!(*n, "Duplicate" | "TxDuplicate"))
+        else {
+            return refuse("its result's Err declares no Duplicate case".into());
+        };
+        let class_at = |path: &[&str]| {
+            tag.keys
+                .iter()
+                .find(|(k, _)| k.labels.iter().map(String::as_str).eq(path.iter().copied()))
+                .map(|(_, c)| *c)
+        };
+        let dup_class = class_at(&["Err", dup])
+            .or_else(|| class_at(&["Err"]))
+            .or(tag.default);
+        if dup_class != Some(AlreadyDone) {
+            return refuse(format!(
+                "its outcome keys do not class Err.{dup} as already_done"
+            ));
+        }
     }
     None
 }
