@@ -935,3 +935,54 @@ fn custody_a_funds_method_classes_its_replies_as_its_standard_does() {
         p.skipped
     );
 }
+
+#[test]
+fn custody_a_funds_methods_duplicate_is_already_done_however_its_result_is_declared() {
+    // Found by the last review of this stop: an `opt` result skipped the duplicate rule, only
+    // the first of two duplicate cases was checked, and a key below the duplicate won as the
+    // deepest.
+    let transfer = |results: Value, outcome: Value| {
+        plans(
+            json!({ "icrc1_transfer": { "mode": "update", "intent": "Send", "args": [{ "type": "record", "fields": [
+                { "name": "from_subaccount", "type": "opt", "inner": { "type": "Subaccount" }, "ui": { "hidden": true }, "auto": { "from": "owner:subaccount" } },
+                { "name": "to", "type": "Account" },
+                { "name": "amount", "type": "Tokens" }
+            ] }], "results": [results], "outcome": outcome } }),
+            icrc_types(json!({})),
+        )
+    };
+    let dup = json!({ "name": "Duplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] });
+    let reply = |errs: Value| json!({ "type": "variant", "cases": [{ "name": "Ok", "type": "nat" }, { "name": "Err", "type": "variant", "cases": errs }] });
+    let both = json!([dup.clone(), { "name": "TxDuplicate", "type": "record", "fields": [{ "name": "duplicate_of", "type": "nat" }] }]);
+    let deep = json!([{ "name": "Duplicate", "type": "variant", "cases": [{ "name": "X", "type": "null" }] }]);
+    let std_keys = json!({ "Ok": "success", "Err.Duplicate": "already_done" });
+    for (results, outcome, want) in [
+        (
+            json!({ "type": "opt", "inner": reply(json!([dup.clone()])) }),
+            std_keys.clone(),
+            "its result is an opt",
+        ),
+        (
+            reply(both.clone()),
+            json!({ "Ok": "success", "Err.Duplicate": "already_done", "Err.TxDuplicate": "fail" }),
+            "do not class Err.TxDuplicate as already_done",
+        ),
+        (
+            reply(deep),
+            json!({ "Ok": "success", "Err.Duplicate": "already_done", "Err.Duplicate.X": "fail" }),
+            "'Err.Duplicate.X' is fail",
+        ),
+    ] {
+        let why = skip_reason(&transfer(results, outcome.clone()), "icrc1_transfer");
+        assert!(why.contains(want), "{outcome}: {why}");
+    }
+    let p = transfer(
+        reply(both),
+        json!({ "Ok": "success", "Err.Duplicate": "already_done", "Err.TxDuplicate": "already_done" }),
+    );
+    assert!(
+        p.plans.contains_key("prepare_icrc1_transfer"),
+        "{:?}",
+        p.skipped
+    );
+}

@@ -359,7 +359,11 @@ fn funds_outcome(form: &Form, name: &str, method: &Method) -> Option<String> {
                 ]
             ),
             RetrySame => matches!(path[..], ["Err", "TemporarilyUnavailable"]),
-            FixInput | Fail => path.first() != Some(&"Ok"),
+            // Nothing below `Ok` or a duplicate: the deepest key would win over theirs.
+            FixInput | Fail => {
+                path.first() != Some(&"Ok")
+                    && !matches!(path[..], ["Err", "Duplicate" | "TxDuplicate", _, ..])
+            }
         };
         if !allowed {
             return refuse(format!(
@@ -377,34 +381,40 @@ fn funds_outcome(form: &Form, name: &str, method: &Method) -> Option<String> {
     // it must be told apart (its `Err` a variant that declares it, nothing on the way read
     // as null) and classed already done, or a resend after an unknown outcome would answer
     // an executed intent as failed.
-    let err = method.results.first().and_then(|r| match resolve(form, r) {
-        Some(Ty::Variant(cases)) => cases.iter().find(|c| c.label.name() == Some("Err")),
+    let err = match method.results.first().map(|r| resolve(form, r)) {
+        Some(Some(Ty::Variant(cases))) => cases.iter().find(|c| c.label.name() == Some("Err")),
+        // Candid reads a reply of another type in an `opt` as null: the ledger's `Err` (its
+        // duplicate among them) would reach the default.
+        Some(Some(Ty::Opt(_))) => return refuse("its result is an opt".into()),
         _ => None,
-    });
+    };
     if let Some(err) = err {
         let Some(Ty::Variant(cases)) = resolve(form, &err.node) else {
             return refuse("its result's Err is not a variant of the ledger's errors".into());
         };
-        let Some(dup) = cases
+        let dups: Vec<&str> = cases
             .iter()
             .filter_map(|c| c.label.name())
-            .find(|n| matches!(*n, "Duplicate" | "TxDuplicate"))
-        else {
+            .filter(|n| matches!(*n, "Duplicate" | "TxDuplicate"))
+            .collect();
+        if dups.is_empty() {
             return refuse("its result's Err declares no Duplicate case".into());
-        };
+        }
         let class_at = |path: &[&str]| {
             tag.keys
                 .iter()
                 .find(|(k, _)| k.labels.iter().map(String::as_str).eq(path.iter().copied()))
                 .map(|(_, c)| *c)
         };
-        let dup_class = class_at(&["Err", dup])
-            .or_else(|| class_at(&["Err"]))
-            .or(tag.default);
-        if dup_class != Some(AlreadyDone) {
-            return refuse(format!(
-                "its outcome keys do not class Err.{dup} as already_done"
-            ));
+        for dup in dups {
+            let dup_class = class_at(&["Err", dup])
+                .or_else(|| class_at(&["Err"]))
+                .or(tag.default);
+            if dup_class != Some(AlreadyDone) {
+                return refuse(format!(
+                    "its outcome keys do not class Err.{dup} as already_done"
+                ));
+            }
         }
     }
     None
