@@ -284,9 +284,13 @@ pub fn stats<R: Runtime>(rt: &R, stable_bytes: u64) -> Stats {
     })
 }
 
-/// Copies a settled intent `n` times under new ids and owners, each with its arguments' stamp
-/// floor, as a benchmark's stand-in for real traffic (the canister exposes it only when built
-/// with its `bench` feature). Returns the last id used.
+/// Copies a settled intent `n` times under new ids and owners, as a benchmark's stand-in for
+/// real traffic: the copies settled one after another over the retention period up to now (the
+/// state a canister holds after that period of steady use), each stamped as long before its
+/// settlement as the template was. A copy whose stamp is still inside a ledger's window keeps
+/// its arguments' floor and its prune task waits to release it; an older one's floor was
+/// released already and its task waits for its removal (`send::schedule_prune`). Returns the
+/// last id used.
 pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Result<u64, String> {
     let now = rt.now();
     rt.with_state(|s| {
@@ -294,8 +298,14 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
         if !t.status.is_final() {
             return Err("the template must be settled".into());
         }
+        let settled = t.settled_at.unwrap_or(t.updated_at);
+        let span = s
+            .limits()
+            .retention_seconds
+            .saturating_mul(crate::send::SEC)
+            .saturating_sub(1);
         let mut last = 0;
-        for _ in 0..n {
+        for k in 0..n {
             let id = s.next_intent_id(t.input_json.len() as u64);
             let mut i = t.clone();
             i.id = id;
@@ -304,13 +314,25 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
                 id.to_be_bytes(),
             ))
             .into();
-            i.settled_at = Some(now);
+            // The n-th copy settles now, the first one `span` ago.
+            let age = (span as u128 * (n - 1 - k) as u128 / n.max(1) as u128) as u64;
+            let at = now.saturating_sub(age);
+            // Every time of the template moved by as much as its settlement.
+            let shift = |x: u64| (x as i128 + at as i128 - settled as i128).max(0) as u64;
+            i.stamp_ns = i.stamp_ns.map(shift);
+            i.max_stamp = i.max_stamp.map(shift);
+            i.created_at = shift(i.created_at);
+            i.expires_at = shift(i.expires_at);
+            i.settled_at = Some(at);
+            i.updated_at = at;
             // Its stamp raised its arguments' floor when it was prepared, as every stamp does;
-            // the floor is kept until the intent is pruned.
-            if let Some(stamp) = i.stamp_ns {
-                s.raise_stamp_floor(i.owner, i.identity, stamp);
+            // the floor is released once the stamp is past every ledger's window.
+            if let Some(stamp) = i.max_stamp.or(i.stamp_ns) {
+                if crate::send::floor_release_at(&i).is_some_and(|r| r > now) {
+                    s.raise_stamp_floor(i.owner, i.identity, stamp);
+                }
             }
-            crate::send::schedule_prune(s, &i);
+            crate::send::schedule_prune(s, &i, now);
             s.put_intent(i);
             last = id;
         }

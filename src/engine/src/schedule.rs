@@ -167,7 +167,7 @@ fn expire<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u
             // it (`send::settle` scheduled the prune then), it has one: a second, at another
             // time if the retention changed since, would outlive the intent.
             if i.settled_at.is_none_or(|t| t < i.expires_at) {
-                crate::send::schedule_prune(s, &i);
+                crate::send::schedule_prune(s, &i, now);
             }
         } else if i.status == Status::Open && now >= i.expires_at {
             settle(
@@ -183,7 +183,8 @@ fn expire<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u
     }
 }
 
-/// Settled intents are removed once the retention period (and their stamp's window) passed.
+/// Settled intents are removed once the retention period (and their stamp's window) passed;
+/// their stamp floor goes earlier, once that window has passed (`send::schedule_prune`).
 fn prune<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u64, now: u64) {
     if let Some(i) = s.intents.get(&id) {
         if !i.status.is_final() {
@@ -192,8 +193,9 @@ fn prune<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u6
         if now >= crate::send::prune_due(s, &i) {
             s.remove_intent(id);
         } else {
-            // The retention period grew since: wait for the new one.
-            crate::send::schedule_prune(s, &i);
+            // Its floor's time (the floor goes, the removal is scheduled), or the retention
+            // period grew since: wait for the new one.
+            crate::send::schedule_prune(s, &i, now);
         }
     }
 }

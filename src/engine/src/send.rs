@@ -425,7 +425,7 @@ pub fn settle<M: Memory>(
     // Before its preview's expiry an intent's EXPIRE task is still due, and schedules the prune
     // when it runs (schedule.rs): a send settling in time writes no task of its own.
     if now >= i.expires_at {
-        schedule_prune(s, i);
+        schedule_prune(s, i, now);
     }
 }
 
@@ -441,9 +441,27 @@ pub fn prune_due<M: Memory>(s: &State<M>, i: &Intent) -> u64 {
     due
 }
 
-/// The task that removes a settled intent once it is due (see [`prune_due`]).
-pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent) {
-    let at = prune_due(s, i);
+/// When a settled intent's stamp floor may go: its highest stamp past every ledger's window.
+pub fn floor_release_at(i: &Intent) -> Option<u64> {
+    i.max_stamp
+        .or(i.stamp_ns)
+        .map(|t| t.saturating_add(FLOOR_KEEP_NS))
+}
+
+/// The settled intent's prune task: first when its floor may go, if that is before its
+/// removal, else when it is due (see [`prune_due`]); a floor whose time has come goes now.
+/// Floors are kept about a day rather than the retention period: fewer of them to search on
+/// every prepare, and less stable memory per intent kept.
+pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent, now: u64) {
+    let due = prune_due(s, i);
+    let at = match floor_release_at(i) {
+        Some(release) if release <= now => {
+            s.release_floor(i.owner, i.identity, i.max_stamp.or(i.stamp_ns));
+            due
+        }
+        Some(release) if release < due => release,
+        _ => due,
+    };
     s.schedule(at, TaskKind::Prune, i.id);
 }
 

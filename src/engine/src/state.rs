@@ -741,6 +741,17 @@ impl<M: Memory> State<M> {
         }
     }
 
+    /// Removes the arguments' floor if `stamp` (an intent's highest) set it: called once that
+    /// stamp is past every ledger's window (`send::FLOOR_KEEP_NS`), when every stamp handed out
+    /// later is above it by the clock alone. A floor a later stamp raised stays for that one.
+    pub fn release_floor(&mut self, owner: Principal, identity: [u8; 32], stamp: Option<u64>) {
+        if let (Some(stamp), Some(floor)) = (stamp, self.stamp_floor(owner, identity)) {
+            if floor <= stamp {
+                self.stamp_floors.remove(&(owner, identity));
+            }
+        }
+    }
+
     /// Removes a settled intent and its index entries (retention has passed).
     pub fn remove_intent(&mut self, id: u64) {
         if let Some(i) = self.intents.remove(&id) {
@@ -751,14 +762,7 @@ impl<M: Memory> State<M> {
             self.remove_expiry(i.expires_at, id);
             // Its stamp no longer needs a floor once it is past any ledger's window (the prune
             // waits for that: send::prune_due).
-            if let (Some(stamp), Some(floor)) = (
-                i.max_stamp.or(i.stamp_ns),
-                self.stamp_floor(i.owner, i.identity),
-            ) {
-                if floor <= stamp {
-                    self.stamp_floors.remove(&(i.owner, i.identity));
-                }
-            }
+            self.release_floor(i.owner, i.identity, i.max_stamp.or(i.stamp_ns));
             let len = i.input_json.len() as u64;
             self.update_config(|c| c.stored_input_bytes = c.stored_input_bytes.saturating_sub(len));
             self.owner_totals.add(i.owner, -1);

@@ -5,7 +5,6 @@
 mod common;
 use candid::IDLValue;
 use common::*;
-use tool_host_engine::model::Status;
 use tool_host_engine::types::Limits;
 
 fn with_limits(w: &World, f: impl FnOnce(&mut Limits)) {
@@ -84,10 +83,89 @@ fn a_shorter_retention_never_leaves_a_kept_intent_without_its_floor() {
     let (b, _) = w.prepare("1");
     assert!(w.intent(b).stamp_ns > w.intent(a).stamp_ns);
     tool_host_engine::send::decline(&*w, owner(), b, None).unwrap();
-    // B is pruned a day later (its stamp's window), A is still kept.
-    run_hours(&w, 27);
+    // Each goes a day after its stamp (its window; the retention is shorter now): A first,
+    // its task moved to its floor's release by the expiry, then B. The indexes agree throughout.
+    for _ in 0..27 {
+        run_hours(&w, 1);
+        assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+        let s = w.state.borrow();
+        assert!(
+            s.intents.contains_key(&b) || !s.intents.contains_key(&a),
+            "B outlives A"
+        );
+    }
+    assert!(!w.state.borrow().intents.contains_key(&a));
     assert!(!w.state.borrow().intents.contains_key(&b));
-    assert_eq!(w.intent(a).status, Status::Settled);
-    let r = w.state.borrow().check_indexes();
-    assert_eq!(r, Ok(()));
+    assert!(w.state.borrow().stamp_floors.is_empty());
+}
+
+fn floor_of(w: &World, id: u64) -> Option<u64> {
+    let i = w.intent(id);
+    w.state.borrow().stamp_floor(i.owner, i.identity)
+}
+
+/// A floor is kept about a day (its stamp's window at every ledger), not the retention period:
+/// the intent stays, its floor goes, and the same arguments prepared again are stamped at the
+/// clock, above it, and executed (not taken by the ledger for the first transfer again).
+#[test]
+fn a_settled_intents_floor_goes_after_its_stamps_window_and_the_intent_stays() {
+    let w = World::new().setup();
+    let (a, d) = w.prepare("1");
+    let first = w.intent(a).stamp_ns.unwrap();
+    assert_eq!(
+        w.confirm(owner(), a, &d).unwrap().outcome.as_deref(),
+        Some("success")
+    );
+    for _ in 0..23 {
+        run_hours(&w, 1);
+        assert_eq!(floor_of(&w, a), Some(first), "kept inside the window");
+        assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    }
+    run_hours(&w, 2);
+    assert_eq!(floor_of(&w, a), None, "released once the window passed");
+    assert!(w.intent(a).status.is_final(), "the intent is kept");
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    let (b, d) = w.prepare("1");
+    assert_ne!(a, b);
+    let second = w.intent(b).stamp_ns.unwrap();
+    assert!(second > first + tool_host_engine::send::FLOOR_KEEP_NS);
+    assert_eq!(
+        w.confirm(owner(), b, &d).unwrap().outcome.as_deref(),
+        Some("success")
+    );
+    assert_eq!(
+        w.ledger.borrow().blocks().len(),
+        2,
+        "two transfers, each once"
+    );
+    // The retention period ends: the intent goes (its task was moved to then).
+    run_hours(&w, 30 * 24);
+    assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+}
+
+/// An earlier intent's release leaves a floor a later stamp of the same arguments raised: it
+/// goes with the later one, a window after that stamp.
+#[test]
+fn a_floor_a_later_stamp_raised_outlives_the_earlier_intents_release() {
+    let w = World::new().setup();
+    let (a, d) = w.prepare("1");
+    assert_eq!(
+        w.confirm(owner(), a, &d).unwrap().outcome.as_deref(),
+        Some("success")
+    );
+    run_hours(&w, 12);
+    let (b, _) = w.prepare("1");
+    let later = w.intent(b).stamp_ns.unwrap();
+    tool_host_engine::send::decline(&*w, owner(), b, None).unwrap();
+    run_hours(&w, 14);
+    assert_eq!(
+        floor_of(&w, a),
+        Some(later),
+        "a's window passed, b's did not"
+    );
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    run_hours(&w, 12);
+    assert_eq!(floor_of(&w, b), None, "b's window passed");
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
 }
