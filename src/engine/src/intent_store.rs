@@ -8,12 +8,18 @@
 //! write (a send, its outcome, a confirm request) rewrites heads only. Versions 1 to 3 of the
 //! record held the whole intent in the map: they are read as they are and split when written.
 
+use crate::head_table::{HeadTable, INLINE};
 use crate::model::{
     decode_or_trap, head_record, BodyRef, DecodeError, Intent, IntentBody, IntentHead, RawRecord,
     Status, StoredIntent, Versioned,
 };
 use ic_stable_structures::{Memory, StableBTreeMap};
 use std::cell::RefCell;
+
+/// A head table slot's first byte when the head's record is in the body slab (a record's
+/// first byte is its version, never this): then the slot holds where, as a [`BodyRef`]'s
+/// 16 bytes.
+pub const SPILLED: u8 = 0xff;
 
 /// Bytes of a chunk: the next chunk's index + 1 (0: none), then payload.
 pub const CHUNK: u64 = 256;
@@ -317,10 +323,15 @@ fn name(who: u64) -> String {
 /// The intents: heads in a B-tree keyed by id, bodies in a [`BodySlab`]. Reads and writes whole
 /// [`Intent`]s; a write stores the body again only when it changed.
 pub struct IntentStore<M: Memory> {
-    /// Each head as its record's bytes: decoded when read; a write compares the one it replaces
-    /// with the one it remembers instead of decoding it (~19 000 instructions on the IC model
-    /// for a transfer's head).
+    /// Heads and whole intents written by stored layouts 1 and 2 (a B-tree keyed by id): read
+    /// where the table does not hold an id below its first, and emptied as they are written
+    /// again (into the table) or pruned. Nothing is inserted here any more.
     heads: StableBTreeMap<u64, RawRecord, M>,
+    /// Each head as its record's bytes, by id (`crate::head_table`): decoded when read; a write
+    /// compares the one it replaces with the one it remembers instead of decoding it (~19 000
+    /// instructions on the IC model for a transfer's head). A record longer than a slot is
+    /// written to the body slab and the slot holds where ([`SPILLED`]).
+    table: HeadTable<M>,
     bodies: BodySlab<M>,
     /// The intents last got or written (at most [`RECENT`]), head and body, as stored: a get
     /// of one of them reads nothing (a confirm reads its intent twice, once in each of its
@@ -401,12 +412,108 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 const RECENT: usize = 16;
 
 impl<M: Memory> IntentStore<M> {
-    pub fn init(heads: M, bodies: M) -> Self {
+    pub fn init(heads: M, bodies: M, directory: M, pages: M) -> Self {
         IntentStore {
             heads: StableBTreeMap::init(heads),
+            table: HeadTable::init(directory, pages),
             bodies: BodySlab::init(bodies),
             recent: RefCell::new(Vec::with_capacity(RECENT)),
         }
+    }
+
+    /// Whether the B-tree of layouts 1 and 2 may hold `id`: always before the table is
+    /// started, below its first id after.
+    fn legacy_may_hold(&self, id: u64) -> bool {
+        self.table.first_id().is_none_or(|first| id < first)
+    }
+
+    /// Where a slot's spilled record is.
+    fn spilled_ref(slot: &[u8]) -> Option<BodyRef> {
+        if slot.first() != Some(&SPILLED) {
+            return None;
+        }
+        let b: [u8; 16] = slot.get(1..17)?.try_into().ok()?;
+        Some(BodyRef {
+            first: u32::from_le_bytes(b[..4].try_into().expect("4 bytes")),
+            len: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+            write: u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+        })
+    }
+
+    /// A slot's record: itself, or the bytes it points to in the body slab.
+    fn resolve(&self, slot: Vec<u8>) -> Vec<u8> {
+        match Self::spilled_ref(&slot) {
+            Some(r) => self.bodies.read(r),
+            None if slot.first() == Some(&SPILLED) => {
+                panic!(
+                    "stored intent head: a spilled head's slot of {} bytes",
+                    slot.len()
+                )
+            }
+            None => slot,
+        }
+    }
+
+    /// The head record of `id` as stored: from the table, or from the B-tree of layouts 1
+    /// and 2.
+    fn raw(&self, id: u64) -> Option<Vec<u8>> {
+        if let Some(slot) = self.table.get(id) {
+            return Some(self.resolve(slot));
+        }
+        if self.legacy_may_hold(id) {
+            return self.heads.get(&id).map(|r| r.0);
+        }
+        None
+    }
+
+    /// Writes the head record of `id` to the table (started on its first write) and answers
+    /// the record it replaced there or in the B-tree of layouts 1 and 2 (removed from it).
+    fn write_raw(&mut self, id: u64, record: &[u8]) -> Option<Vec<u8>> {
+        if self.table.first_id().is_none() {
+            let first = self.heads.last_key_value().map_or(0, |(k, _)| k + 1);
+            self.table.start(first);
+        }
+        let spill;
+        let slot: &[u8] = if record.len() <= INLINE {
+            record
+        } else {
+            let r = self.bodies.write(record);
+            let mut b = Vec::with_capacity(17);
+            b.push(SPILLED);
+            b.extend_from_slice(&r.first.to_le_bytes());
+            b.extend_from_slice(&r.len.to_le_bytes());
+            b.extend_from_slice(&r.write.to_le_bytes());
+            spill = b;
+            &spill
+        };
+        match self.table.put(id, slot) {
+            Some(old) => Some(self.release_slot(old)),
+            None if self.legacy_may_hold(id) => self.heads.remove(&id).map(|r| r.0),
+            None => None,
+        }
+    }
+
+    /// A replaced or removed slot's record; a spilled one's chunks are freed.
+    fn release_slot(&mut self, slot: Vec<u8>) -> Vec<u8> {
+        match Self::spilled_ref(&slot) {
+            Some(r) => {
+                let record = self.bodies.read(r);
+                self.bodies.free(r);
+                record
+            }
+            None => self.resolve(slot),
+        }
+    }
+
+    /// Removes the head record of `id` wherever it is.
+    fn remove_raw(&mut self, id: u64) -> Option<Vec<u8>> {
+        if let Some(slot) = self.table.remove(id) {
+            return Some(self.release_slot(slot));
+        }
+        if self.legacy_may_hold(id) {
+            return self.heads.remove(&id).map(|r| r.0);
+        }
+        None
     }
 
     fn remember(&self, head: IntentHead, body: IntentBody, record: Vec<u8>) {
@@ -446,7 +553,7 @@ impl<M: Memory> IntentStore<M> {
         if let Some((head, body)) = kept {
             return Some(head.join(body));
         }
-        let raw = self.heads.get(id)?;
+        let raw = RawRecord(self.raw(*id)?);
         match raw.decode::<StoredIntent>() {
             StoredIntent::Whole(i) => Some(*i),
             StoredIntent::Head(h) => {
@@ -459,29 +566,37 @@ impl<M: Memory> IntentStore<M> {
 
     /// The stored record without its body: status and identity for the indexes.
     pub fn get_head(&self, id: &u64) -> Option<StoredIntent> {
-        self.heads.get(id).map(|r| r.decode())
+        self.raw(*id).map(|r| RawRecord(r).decode())
     }
 
     pub fn contains_key(&self, id: &u64) -> bool {
-        self.heads.contains_key(id)
+        self.table.contains(*id) || (self.legacy_may_hold(*id) && self.heads.contains_key(id))
     }
 
     pub fn len(&self) -> u64 {
-        self.heads.len()
+        self.table.len() + self.heads.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heads.is_empty()
+        self.len() == 0
     }
 
+    /// Every id, ascending: the table's and the B-tree's merged (reads every head: checks
+    /// and upgrades, never a hot path).
     pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
-        self.heads.keys()
+        let mut table = self.table.ids().peekable();
+        let mut legacy = self.heads.keys().peekable();
+        std::iter::from_fn(move || match (table.peek(), legacy.peek()) {
+            (Some(a), Some(b)) if b < a => legacy.next(),
+            (Some(_), _) => table.next(),
+            (None, _) => legacy.next(),
+        })
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (u64, Intent)> + '_ {
-        self.heads.iter().map(|e| {
-            let (id, s) = e.into_pair();
-            (id, self.whole(s.decode()))
+        self.keys().map(|id| {
+            let raw = RawRecord(self.raw(id).expect("a key listed is held"));
+            (id, self.whole(raw.decode()))
         })
     }
 
@@ -507,10 +622,10 @@ impl<M: Memory> IntentStore<M> {
         };
         let mut head = IntentHead { body: at, ..head };
         let mut record = head_record(&head);
-        let (before, old) = match self.heads.insert(id, RawRecord(record.clone())) {
+        let (before, old) = match self.write_raw(id, &record) {
             None => (None, None),
             Some(raw) => {
-                let (replaced, body) = self.replaced(id, raw);
+                let (replaced, body) = self.replaced(id, RawRecord(raw));
                 (Some(replaced), body)
             }
         };
@@ -519,7 +634,7 @@ impl<M: Memory> IntentStore<M> {
             // write goes through here): the body is written anew, the hinted chunks untouched.
             head.body = self.bodies.write(&Versioned::encode(&body));
             record = head_record(&head);
-            self.heads.insert(id, RawRecord(record.clone()));
+            self.write_raw(id, &record);
         }
         if let Some(old) = old.filter(|o| *o != head.body) {
             self.bodies.free(old);
@@ -558,7 +673,7 @@ impl<M: Memory> IntentStore<M> {
 
     /// Removes an intent and frees its body.
     pub fn remove(&mut self, id: &u64) -> Option<Intent> {
-        let s: StoredIntent = self.heads.remove(id)?.decode();
+        let s: StoredIntent = RawRecord(self.remove_raw(*id)?).decode();
         let r = s.body();
         let i = self.whole(s);
         self.forget(*id);
@@ -568,8 +683,26 @@ impl<M: Memory> IntentStore<M> {
         Some(i)
     }
 
-    /// The newest intent's record and body, read without trapping (`State::check_layout`).
-    pub fn check_newest(&self, raw: Option<(u64, Vec<u8>)>) -> Result<(), DecodeError> {
+    /// The newest intents' records and bodies, read without trapping (`State::check_layout`):
+    /// the B-tree's newest (layouts 1 and 2) and the table's in its newest group, if that
+    /// group holds any (one page read).
+    pub fn check_newest(&self) -> Result<(), DecodeError> {
+        let slot = |e: String| DecodeError {
+            what: "intent head",
+            reason: e,
+        };
+        if let Some(id) = self.table.newest().map_err(slot)? {
+            let raw = self.table.get(id).expect("the newest id is held");
+            let raw = match Self::spilled_ref(&raw) {
+                Some(r) => self.bodies.read_checked(r).map_err(slot)?,
+                None => raw,
+            };
+            self.check_record(Some((id, raw)))?;
+        }
+        self.check_record(self.heads.last_key_value().map(|(k, v)| (k, v.0)))
+    }
+
+    fn check_record(&self, raw: Option<(u64, Vec<u8>)>) -> Result<(), DecodeError> {
         let Some((id, bytes)) = raw else {
             return Ok(());
         };
@@ -593,9 +726,36 @@ impl<M: Memory> IntentStore<M> {
     /// Every head's body reads and decodes, and the slab's chunks are each in one body or
     /// free. Reads everything: tests and checks, never a hot path.
     pub fn check(&self) -> Result<(), String> {
+        self.table.check()?;
         let mut live = vec![];
-        for e in self.heads.iter() {
-            let (id, s) = e.into_pair();
+        for id in self.table.ids() {
+            if self.heads.contains_key(&id) {
+                return Err(format!(
+                    "intent {id} is in the head table and in the B-tree"
+                ));
+            }
+            let slot = self.table.get(id).expect("an id listed is held");
+            if let Some(r) = Self::spilled_ref(&slot) {
+                self.bodies
+                    .read_checked(r)
+                    .map_err(|e| format!("intent {id}'s head: {e}"))?;
+                live.push((id, r));
+            }
+        }
+        if let Some(first) = self.table.first_id() {
+            if let Some((id, _)) = self
+                .heads
+                .iter()
+                .map(|e| e.into_pair())
+                .find(|(id, _)| *id >= first)
+            {
+                return Err(format!(
+                    "intent {id} is in the B-tree, at or above the table's first id {first}"
+                ));
+            }
+        }
+        for id in self.keys() {
+            let s = RawRecord(self.raw(id).expect("a key listed is held"));
             if let Some(r) = s.decode::<StoredIntent>().body() {
                 let bytes = self
                     .bodies

@@ -10,6 +10,7 @@ pub mod consent;
 pub mod custody;
 pub mod errors;
 pub mod form_review;
+pub mod head_table;
 pub mod intent_store;
 pub mod lifecycle;
 pub mod matching;

@@ -67,8 +67,15 @@ pub const INTENT_BODIES: MemoryId = MemoryId::new(24);
 /// Expiry tasks written to the task index by earlier code still run from there.
 pub const EXPIRIES: MemoryId = MemoryId::new(25);
 
+/// Intent heads by id (stored layout 3 on, `crate::head_table`): the directory, one entry per
+/// group of ids. Heads written by layouts 1 and 2 stay in `INTENTS` until they are written
+/// again or pruned. Written from the first intent on, so a fresh install takes no bucket.
+pub const HEAD_DIRECTORY: MemoryId = MemoryId::new(26);
+/// The head table's pages of slots.
+pub const HEAD_PAGES: MemoryId = MemoryId::new(27);
+
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 26] = [
+pub const ALL: [MemoryId; 28] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -95,4 +102,6 @@ pub const ALL: [MemoryId; 26] = [
     OWNER_TOKENS,
     INTENT_BODIES,
     EXPIRIES,
+    HEAD_DIRECTORY,
+    HEAD_PAGES,
 ];

@@ -185,6 +185,8 @@ impl<M: Memory + Clone> State<M> {
             intents: crate::intent_store::IntentStore::init(
                 mm.get(memory::INTENTS),
                 mm.get(memory::INTENT_BODIES),
+                mm.get(memory::HEAD_DIRECTORY),
+                mm.get(memory::HEAD_PAGES),
             ),
             intent_keys: StableBTreeMap::init(mm.get(memory::INTENT_KEYS)),
             owner_intents: StableBTreeMap::init(mm.get(memory::OWNER_INTENTS)),
@@ -246,9 +248,7 @@ impl<M: Memory> State<M> {
             self.check_catalog_records()?;
         }
         each_record::<u64, InFlight, M>(self.raw_map(memory::IN_FLIGHT))?;
-        let intents: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::INTENTS);
-        self.intents
-            .check_newest(intents.last_key_value().map(|(k, v)| (k, v.0)))?;
+        self.intents.check_newest()?;
         // The newest turn likewise (turns are many; inbox entries are read when asked for).
         let turns: StableBTreeMap<u64, RawRecord, VM<M>> = self.raw_map(memory::TURNS);
         if let Some(e) = turns.last_key_value() {
@@ -565,7 +565,8 @@ impl<M: Memory> State<M> {
             }
             // A floor is kept while any intent of its arguments may still be sent, and at least
             // until its stamp is past every ledger's window; a settled intent may outlive it
-            // (a later one of the same arguments, pruned first, took it), but never below it.
+            // (released a day after its stamp, by it or by a later one of the same arguments),
+            // but never below it.
             if let Some(stamp) = i.stamp_ns {
                 let floor = self.stamp_floor(i.owner, i.identity);
                 let missing_ok = i.status.is_final() && floor.is_none();
@@ -712,7 +713,7 @@ impl<M: Memory> State<M> {
     /// Records a stamp handed out: every later stamp for these arguments is above it. Returns
     /// the floor before. The stamp is written first and the floor taken from what it replaced
     /// (put back when higher): one B-tree operation where a read and a write were two, in the
-    /// common case of a stamp above the floor (the floors hold one entry per intent kept).
+    /// common case of a stamp above the floor.
     pub fn raise_stamp_floor(
         &mut self,
         owner: Principal,

@@ -70,9 +70,21 @@ fn heads_are_their_version_and_postcards_bytes() {
     }
 }
 
-fn store() -> (IntentStore<VectorMemory>, VectorMemory, VectorMemory) {
-    let (h, b) = (VectorMemory::default(), VectorMemory::default());
-    (IntentStore::init(h.clone(), b.clone()), h, b)
+/// The memories of the heads: the B-tree of layouts 1 and 2, the table's directory and pages.
+#[derive(Clone, Default)]
+struct Heads {
+    tree: VectorMemory,
+    dir: VectorMemory,
+    pages: VectorMemory,
+}
+
+fn open(h: &Heads, b: &VectorMemory) -> IntentStore<VectorMemory> {
+    IntentStore::init(h.tree.clone(), b.clone(), h.dir.clone(), h.pages.clone())
+}
+
+fn store() -> (IntentStore<VectorMemory>, Heads, VectorMemory) {
+    let (h, b) = (Heads::default(), VectorMemory::default());
+    (open(&h, &b), h, b)
 }
 
 #[derive(Clone, Debug)]
@@ -145,7 +157,7 @@ proptest! {
             }
             s.check().map_err(TestCaseError::fail)?;
             prop_assert_eq!(s.len(), model.len() as u64);
-            let fresh = IntentStore::init(hm.clone(), bm.clone());
+            let fresh = open(&hm, &bm);
             for id in 0..IDS {
                 prop_assert_eq!(s.get(&id), model.get(&id).cloned());
                 prop_assert_eq!(fresh.get(&id), model.get(&id).cloned());
@@ -220,29 +232,32 @@ fn a_head_only_write_keeps_the_body_and_a_new_body_frees_the_old() {
 fn a_fresh_store_writes_nothing_until_its_first_intent() {
     let (mut s, h, b) = store();
     assert_eq!(b.size(), 0);
-    assert!(h.size() > 0, "the B-tree writes its header");
+    assert!(h.tree.size() > 0, "the B-tree writes its header");
+    assert_eq!((h.dir.size(), h.pages.size()), (0, 0), "the head table too");
     s.check().unwrap();
     assert_eq!(s.body_chunks(), (0, 0));
     s.insert(intent(1, 10, 10, Status::Open));
     assert_eq!(b.size(), 1);
+    assert_eq!((h.dir.size(), h.pages.size()), (1, 1));
+    assert_eq!(h.tree.size(), 1, "nothing written to the B-tree");
 }
 
 /// A whole intent written by versions 1 to 3 is read as it is, and split when written again.
 #[test]
 fn a_whole_record_is_read_and_split_when_written() {
-    let (h, b) = (VectorMemory::default(), VectorMemory::default());
+    let (h, b) = (Heads::default(), VectorMemory::default());
     let i = intent(3, 50, 50, Status::Open);
     {
-        let mut raw: StableBTreeMap<u64, StoredIntent, _> = StableBTreeMap::init(h.clone());
+        let mut raw: StableBTreeMap<u64, StoredIntent, _> = StableBTreeMap::init(h.tree.clone());
         raw.insert(3, StoredIntent::Whole(Box::new(i.clone())));
-        let mut bytes: StableBTreeMap<u64, Vec<u8>, _> = StableBTreeMap::load(h.clone());
+        let mut bytes: StableBTreeMap<u64, Vec<u8>, _> = StableBTreeMap::load(h.tree.clone());
         assert_eq!(bytes.get(&3).unwrap()[0], 3, "written as version 3");
         bytes.insert(
             4,
             OldLayout::encode(&IntentV2(intent(4, 5, 5, Status::Done))),
         );
     }
-    let mut s = IntentStore::init(h, b);
+    let mut s = open(&h, &b);
     assert_eq!(s.get(&3), Some(i.clone()));
     assert_eq!(s.get(&4).map(|i| i.status), Some(Status::Done));
     s.check().unwrap();
@@ -325,12 +340,12 @@ fn bodies_of_every_size_round_trip() {
 /// writes the body anew and frees what the replaced head named, never the hinted chunks.
 #[test]
 fn a_stale_hint_is_caught_by_the_replaced_head() {
-    let (h, b) = (VectorMemory::default(), VectorMemory::default());
-    let mut s1 = IntentStore::init(h.clone(), b.clone());
+    let (h, b) = (Heads::default(), VectorMemory::default());
+    let mut s1 = open(&h, &b);
     s1.insert(intent(5, 300, 300, Status::Open));
     s1.insert(intent(6, 300, 300, Status::Open));
     let first = s1.get(&5).unwrap();
-    let mut s2 = IntentStore::init(h.clone(), b.clone());
+    let mut s2 = open(&h, &b);
     let mut other = s2.get(&5).unwrap();
     other.input_json = "changed".into();
     s2.insert(other);
@@ -341,22 +356,19 @@ fn a_stale_hint_is_caught_by_the_replaced_head() {
     s1.insert(settled.clone());
     s1.check().unwrap();
     assert_eq!(s1.get(&5), Some(settled));
-    assert_eq!(
-        IntentStore::init(h, b).get(&5).unwrap().input_json,
-        first.input_json
-    );
+    assert_eq!(open(&h, &b).get(&5).unwrap().input_json, first.input_json);
 }
 
 /// Chunks freed and taken again by a body of the same length at the same place are another
 /// body (its write number differs): a stale hint naming them is still caught.
 #[test]
 fn a_hint_to_reused_chunks_of_the_same_length_is_caught() {
-    let (h, b) = (VectorMemory::default(), VectorMemory::default());
-    let mut s1 = IntentStore::init(h.clone(), b.clone());
+    let (h, b) = (Heads::default(), VectorMemory::default());
+    let mut s1 = open(&h, &b);
     s1.insert(intent(5, 300, 300, Status::Open));
     let first = s1.get(&5).unwrap();
     let at = s1.get_head(&5).unwrap().body().unwrap();
-    let mut s2 = IntentStore::init(h.clone(), b.clone());
+    let mut s2 = open(&h, &b);
     let mut other = s2.get(&5).unwrap();
     other.input_json = "x".repeat(10);
     s2.insert(other.clone());
@@ -373,7 +385,7 @@ fn a_hint_to_reused_chunks_of_the_same_length_is_caught() {
     settled.status = Status::Done;
     s1.insert(settled.clone());
     s1.check().unwrap();
-    assert_eq!(IntentStore::init(h, b).get(&5), Some(settled));
+    assert_eq!(open(&h, &b).get(&5), Some(settled));
 }
 
 /// A write knows what it replaced from what it remembers only when the replaced record is,
@@ -381,10 +393,10 @@ fn a_hint_to_reused_chunks_of_the_same_length_is_caught() {
 /// the same memory; the state never opens two) is decoded, and the indexes get its status.
 #[test]
 fn what_a_write_replaced_is_the_stored_record_not_the_remembered_one() {
-    let (h, b) = (VectorMemory::default(), VectorMemory::default());
-    let mut s1 = IntentStore::init(h.clone(), b.clone());
+    let (h, b) = (Heads::default(), VectorMemory::default());
+    let mut s1 = open(&h, &b);
     s1.insert(intent(5, 30, 30, Status::Open));
-    let mut s2 = IntentStore::init(h.clone(), b.clone());
+    let mut s2 = open(&h, &b);
     let mut sent = s2.get(&5).unwrap();
     sent.status = Status::InFlight;
     sent.identity = [9; 32];
@@ -406,4 +418,110 @@ fn what_a_write_replaced_is_the_stored_record_not_the_remembered_one() {
         (Status::Done, [5; 32])
     );
     s1.check().unwrap();
+}
+
+const NO_BODY: BodyRef = BodyRef {
+    first: 0,
+    len: 0,
+    write: 0,
+};
+
+/// Heads written by layouts 1 and 2 (in the B-tree) are read where they are; new intents go to
+/// the table only; an old head written again moves to the table, and one removed leaves the
+/// B-tree; the ids list both, in order, and a reopened store reads the same.
+#[test]
+fn heads_of_the_b_tree_are_read_moved_when_written_and_never_added_to() {
+    let (h, b) = (Heads::default(), VectorMemory::default());
+    let mut model: BTreeMap<u64, Intent> = BTreeMap::new();
+    {
+        let mut tree: StableBTreeMap<u64, Vec<u8>, _> = StableBTreeMap::init(h.tree.clone());
+        let mut slab = BodySlab::init(b.clone());
+        for id in 1..=30 {
+            let status = if id % 3 == 0 {
+                Status::Done
+            } else {
+                Status::Open
+            };
+            let i = intent(id, 20 + id as usize, 40, status);
+            let (head, body) = i.clone().split(NO_BODY);
+            let at = slab.write(&Versioned::encode(&body));
+            let head = IntentHead { body: at, ..head };
+            tree.insert(id, head_record(&head));
+            model.insert(id, i);
+        }
+    }
+    let tree_len = || StableBTreeMap::<u64, Vec<u8>, _>::load(h.tree.clone()).len();
+    let mut s = open(&h, &b);
+    for (id, i) in &model {
+        assert_eq!(s.get(id).as_ref(), Some(i));
+    }
+    s.check().unwrap();
+    for id in 31..=60 {
+        let i = intent(id, 10, 10, Status::Open);
+        assert_eq!(s.insert(i.clone()), None);
+        model.insert(id, i);
+    }
+    assert_eq!(tree_len(), 30, "new intents are not written to the B-tree");
+    for id in [5, 10, 45] {
+        let mut i = model[&id].clone();
+        i.status = Status::Done;
+        let replaced = s.insert(i.clone()).unwrap();
+        assert_eq!(replaced.status, Status::Open);
+        model.insert(id, i);
+    }
+    assert_eq!(tree_len(), 28, "two moved to the table");
+    assert_eq!(s.remove(&7).map(|i| i.id), Some(7));
+    assert_eq!(s.remove(&40).map(|i| i.id), Some(40));
+    model.remove(&7);
+    model.remove(&40);
+    assert_eq!(tree_len(), 27);
+    assert_eq!(s.len(), model.len() as u64);
+    assert!(s.keys().eq(model.keys().copied()), "both, in order");
+    s.check().unwrap();
+    let fresh = open(&h, &b);
+    for id in 0..70 {
+        assert_eq!(fresh.get(&id), model.get(&id).cloned(), "intent {id}");
+    }
+    assert!(fresh.iter().map(|(_, i)| i).eq(model.values().cloned()));
+    // A record in the B-tree at or above the table's first id is never read, and the check
+    // names it.
+    StableBTreeMap::<u64, Vec<u8>, _>::load(h.tree.clone()).insert(
+        100,
+        head_record(&intent(100, 1, 1, Status::Open).split(NO_BODY).0),
+    );
+    assert_eq!(fresh.get(&100), None);
+    let e = fresh.check().unwrap_err();
+    assert!(e.contains("intent 100 is in the B-tree"), "{e}");
+}
+
+/// A head longer than a slot is written to the body slab, its slot saying where; written
+/// again shorter it is back in its slot and its chunks are free.
+#[test]
+fn a_head_longer_than_a_slot_is_kept_in_the_slab() {
+    let (mut s, h, b) = store();
+    let mut i = intent(9, 10, 10, Status::Open);
+    s.insert(i.clone());
+    let (_, free) = s.body_chunks();
+    i.reply_json = Some("r".repeat(600));
+    s.insert(i.clone());
+    s.check().unwrap();
+    assert_eq!(
+        open(&h, &b).get(&9),
+        Some(i.clone()),
+        "read again from the slab"
+    );
+    let (high, _) = s.body_chunks();
+    i.reply_json = None;
+    s.insert(i.clone());
+    s.check().unwrap();
+    assert_eq!(
+        s.body_chunks(),
+        (high, free + 3),
+        "the spilled head's 3 chunks are free"
+    );
+    i.reply_json = Some("q".repeat(700));
+    s.insert(i.clone());
+    assert_eq!(s.remove(&9), Some(i));
+    s.check().unwrap();
+    assert_eq!(s.len(), 0);
 }

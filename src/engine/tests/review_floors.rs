@@ -1,6 +1,6 @@
 //! Review: stamp floors and prunes. A floor (owner, identity) → highest stamp handed out is
-//! removed by `State::remove_intent` only when the pruned intent's *current* stamp is at or
-//! above it.
+//! released (by the intent's prune task a day after its stamp, when it settles later than that,
+//! or by `State::remove_intent`) only when the intent's highest stamp is at or above it.
 
 mod common;
 use candid::IDLValue;
@@ -68,16 +68,16 @@ fn a_floor_leaves_with_the_last_intent_that_set_it_after_a_created_in_future_res
     );
 }
 
-/// FINDING (invariant): a shorter retention prunes a later intent of the same arguments before
-/// an earlier one; the later one holds the floor and takes it along, and the earlier one, still
-/// kept, has a stamp above its (missing) floor: `check_indexes` fails. (Not exploitable: any
-/// stamp handed out later is past both by the window; but the check the tests rely on breaks.)
+/// A shorter retention set after two intents of the same arguments settled: each is removed a
+/// day after its stamp (its window), the earlier first, with the indexes agreeing throughout
+/// (an earlier finding: the later one, pruned first, took the floor of the earlier one still
+/// kept, and `check_indexes` failed; a settled intent may now outlive its floor by design).
 #[test]
-fn a_shorter_retention_never_leaves_a_kept_intent_without_its_floor() {
+fn a_shorter_retention_prunes_each_intent_after_its_window_in_order() {
     let w = World::new().setup();
     let (a, _) = w.prepare("1");
     tool_host_engine::send::decline(&*w, owner(), a, None).unwrap();
-    // A's expiry runs with the 30-day retention: its prune is a month away.
+    // A's expiry runs with the 30-day retention: its task is at its floor's release.
     run_hours(&w, 2);
     with_limits(&w, |l| l.retention_seconds = 3_600);
     let (b, _) = w.prepare("1");
@@ -168,4 +168,24 @@ fn a_floor_a_later_stamp_raised_outlives_the_earlier_intents_release() {
     run_hours(&w, 12);
     assert_eq!(floor_of(&w, b), None, "b's window passed");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+}
+
+/// An intent that settles after its floor's time (here a 3-day preview that expires) releases
+/// the floor as it settles, and is kept for its retention period.
+#[test]
+fn an_intent_settled_after_its_floors_time_releases_it_as_it_settles() {
+    let w = World::new().setup();
+    with_limits(&w, |l| l.preview_ttl_seconds = 3 * 86_400);
+    let (a, _) = w.prepare("1");
+    let stamp = w.intent(a).stamp_ns.unwrap();
+    run_hours(&w, 71);
+    assert_eq!(floor_of(&w, a), Some(stamp), "not settled: kept");
+    run_hours(&w, 2);
+    assert!(w.intent(a).status.is_final(), "expired");
+    assert_eq!(floor_of(&w, a), None, "released as it settled");
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    run_hours(&w, 29 * 24);
+    assert!(w.state.borrow().intents.contains_key(&a), "kept");
+    run_hours(&w, 2 * 24);
+    assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
 }

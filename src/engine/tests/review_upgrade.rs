@@ -97,9 +97,16 @@ fn as_released_then_upgrade(w: &World) {
         for i in &intents {
             raw.insert(i.id, OldLayout::encode(&to_v1(i)));
         }
-        // The released version had no body slab: its memory as a fresh bucket leaves it.
-        let bodies = mm.get(memory::INTENT_BODIES);
-        bodies.write(0, &vec![0; bodies.size() as usize * 65_536]);
+        // The released version had no body slab and no head table: their memories as a fresh
+        // bucket leaves them.
+        for m in [
+            memory::INTENT_BODIES,
+            memory::HEAD_DIRECTORY,
+            memory::HEAD_PAGES,
+        ] {
+            let m = mm.get(m);
+            m.write(0, &vec![0; m.size() as usize * 65_536]);
+        }
         let l = config.limits.clone();
         let old = ConfigV1 {
             next_intent_id: config.next_intent_id,

@@ -242,10 +242,14 @@ fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
         let bytes = tool_host_engine::model::OldLayout::encode(&old);
         assert_eq!(bytes[0], 1);
         intents.insert(id, bytes);
-        // Version 1 had no body slab (its one intent is this one): as a fresh bucket.
+        // Version 1 had no body slab and no head table (its one intent is this one): as fresh
+        // buckets.
         use ic_stable_structures::Memory;
-        let bodies = mm.get(tool_host_engine::memory::INTENT_BODIES);
-        bodies.write(0, &vec![0; bodies.size() as usize * 65_536]);
+        use tool_host_engine::memory::{HEAD_DIRECTORY, HEAD_PAGES, INTENT_BODIES};
+        for m in [INTENT_BODIES, HEAD_DIRECTORY, HEAD_PAGES] {
+            let m = mm.get(m);
+            m.write(0, &vec![0; m.size() as usize * 65_536]);
+        }
         let mut journal: StableBTreeMap<u64, u64, _> =
             StableBTreeMap::init(mm.get(tool_host_engine::memory::IN_FLIGHT_V1));
         journal.insert(id, 1);

@@ -206,7 +206,16 @@ fn the_layout_names_every_current_version() {
         tool_host_engine::intent_store::MAGIC,
         tool_host_engine::intent_store::CHUNK,
     );
+    use tool_host_engine::head_table as table;
+    let heads = (
+        table::MAGIC,
+        table::PAGE,
+        table::SLOT,
+        table::PER_PAGE,
+        tool_host_engine::intent_store::SPILLED,
+    );
     // Layout 1: config version 4, when the number came in. Layout 2: the expiry index (25).
+    // Layout 3: intent heads by id (the head table, 26 and 27).
     let pinned = [
         ("config", 4),
         ("form", 1),
@@ -220,15 +229,16 @@ fn the_layout_names_every_current_version() {
         ("intent", 3),
     ];
     assert_eq!(
-        (LAYOUT, &found[..], &structures[..], &kinds[..], slab),
+        (LAYOUT, &found[..], &structures[..], &kinds[..], slab, heads),
         (
-            2,
+            3,
             &pinned[..],
-            &(0..=25)
+            &(0..=27)
                 .map(ic_stable_structures::memory_manager::MemoryId::new)
                 .collect::<Vec<_>>()[..],
             &[1, 2, 3, 4, 6, 7][..],
-            (b"TBS\x01", 256)
+            (b"TBS\x01", 256),
+            (b"THT\x01", 4096, 340, 12, 0xff)
         ),
         "a record's current version, a structure, a task kind or the slab's format changed: \
          raise LAYOUT and pin the new values here"
@@ -638,9 +648,9 @@ mod buckets {
         let s = State::init(mem.clone());
         s.check_indexes().unwrap();
         // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens, the intent
-        // body slab, written from the first intent on, and the expiry index, opened with the
-        // first preview.
-        let opened = memory::ALL.len() as u64 - 3;
+        // body slab and the head table's two, written from the first intent on, and the expiry
+        // index, opened with the first preview.
+        let opened = memory::ALL.len() as u64 - 5;
         assert_eq!(mem.size(), 1 + opened * BUCKET_SIZE_IN_PAGES as u64);
         assert!(
             mem.size() * PAGE <= 12 * 1024 * 1024,
@@ -672,8 +682,8 @@ mod buckets {
         assert_eq!(mem.size(), 1 + 128, "the old default: one 8 MiB bucket");
         let mut s = State::init(mem.clone());
         assert_eq!(s.forms.get(&"icrc1".to_string()).unwrap().registered_at, 1);
-        // Not opened: the retired journal, the body slab and the expiry index.
-        let opened = memory::ALL.len() as u64 - 3;
+        // Not opened: the retired journal, the body slab, the head table and the expiry index.
+        let opened = memory::ALL.len() as u64 - 5;
         assert_eq!(
             mem.size(),
             1 + opened * 128,
