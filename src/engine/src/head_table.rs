@@ -24,6 +24,8 @@ pub const PER_PAGE: u64 = 12;
 /// The longest record a slot holds.
 pub const INLINE: usize = (SLOT - 2) as usize;
 const DIR_HEADER: u64 = 64;
+/// The newest groups [`HeadTable::newest`] looks through (one 4 KiB read of the directory).
+const NEWEST_GROUPS: u64 = 1024;
 pub const MAGIC: &[u8; 4] = b"THT\x01";
 const WASM_PAGE: u64 = 65_536;
 
@@ -136,7 +138,8 @@ impl<M: Memory> HeadTable<M> {
     }
 
     /// The page serving `id`'s group, if any. Bounded by the directory's memory rather than
-    /// the header's count: no header read on the hot path (`check` compares them).
+    /// the header's count: no header read on the hot path (`check` sees every entry past the
+    /// count is empty).
     fn page_of(&self, id: u64) -> Option<u32> {
         let at = DIR_HEADER.checked_add((id / PER_PAGE).checked_mul(4)?)?;
         if at + 4 > self.dir.size() * WASM_PAGE {
@@ -151,27 +154,48 @@ impl<M: Memory> HeadTable<M> {
         u64::from(page) * PAGE + PAGE_HEADER + (id % PER_PAGE) * SLOT
     }
 
-    /// The slot's record, if it holds one.
-    fn read_slot(&self, page: u32, id: u64) -> Option<Vec<u8>> {
+    /// The slot's record, if it holds one; a length no slot holds is an error.
+    fn read_slot_checked(&self, page: u32, id: u64) -> Result<Option<Vec<u8>>, String> {
+        let at = Self::slot_at(page, id);
+        if at + SLOT > self.pages.size() * WASM_PAGE {
+            return Err(format!(
+                "intent {id}'s page {page} is past the table's pages"
+            ));
+        }
         let mut b = vec![0u8; SLOT as usize];
-        self.pages.read(Self::slot_at(page, id), &mut b);
+        self.pages.read(at, &mut b);
         let len = usize::from(u16::from_le_bytes([b[0], b[1]]));
         if len == 0 {
-            return None;
+            return Ok(None);
         }
-        assert!(
-            len <= INLINE,
-            "stored intent head: intent {id}'s slot says {len} bytes, more than a slot holds"
-        );
+        if len > INLINE {
+            return Err(format!(
+                "intent {id}'s slot says {len} bytes, more than a slot holds"
+            ));
+        }
         b.truncate(2 + len);
         b.drain(..2);
-        Some(b)
+        Ok(Some(b))
+    }
+
+    /// The slot's record, if it holds one; one that cannot be read traps, naming why.
+    fn read_slot(&self, page: u32, id: u64) -> Option<Vec<u8>> {
+        self.read_slot_checked(page, id)
+            .unwrap_or_else(|e| panic!("stored intent head: {e}"))
     }
 
     /// The record of `id`.
     pub fn get(&self, id: u64) -> Option<Vec<u8>> {
         let page = self.page_of(id)?;
         self.read_slot(page, id)
+    }
+
+    /// The record of `id`, or why it cannot be read, without trapping (the checks).
+    pub fn get_checked(&self, id: u64) -> Result<Option<Vec<u8>>, String> {
+        match self.page_of(id) {
+            Some(page) => self.read_slot_checked(page, id),
+            None => Ok(None),
+        }
     }
 
     pub fn contains(&self, id: u64) -> bool {
@@ -274,24 +298,47 @@ impl<M: Memory> HeadTable<M> {
         Some(old)
     }
 
-    /// The highest id held in the newest group, if that group holds any: what an upgrade reads
-    /// to see the newest records decode (one page, whatever the table holds).
+    /// The highest id held among the newest [`NEWEST_GROUPS`] groups, if they hold any: what an
+    /// upgrade reads to see the newest records decode (a bounded read, whatever the table
+    /// holds; older groups are all pruned or hold older heads).
     pub fn newest(&self) -> Result<Option<u64>, String> {
         let Some(h) = self.header()? else {
             return Ok(None);
         };
-        let Some(g) = h.groups.checked_sub(1) else {
-            return Ok(None);
-        };
-        let Some(p) = self.page_of(g * PER_PAGE) else {
-            return Ok(None);
-        };
-        if p >= h.high {
-            return Err(format!("group {g}'s page {p} is past the {} pages", h.high));
+        let from = h.groups.saturating_sub(NEWEST_GROUPS);
+        let mut entries = vec![0u8; ((h.groups - from) * 4) as usize];
+        self.dir.read(DIR_HEADER + 4 * from, &mut entries);
+        for (k, e) in entries.chunks_exact(4).enumerate().rev() {
+            let Some(p) = u32::from_le_bytes(e.try_into().expect("4 bytes")).checked_sub(1) else {
+                continue;
+            };
+            let g = from + k as u64;
+            if p >= h.high {
+                return Err(format!("group {g}'s page {p} is past the {} pages", h.high));
+            }
+            for id in (g * PER_PAGE..(g + 1) * PER_PAGE).rev() {
+                if self.read_slot_checked(p, id)?.is_some() {
+                    return Ok(Some(id));
+                }
+            }
         }
-        Ok((g * PER_PAGE..(g + 1) * PER_PAGE)
-            .rev()
-            .find(|id| self.read_slot(p, *id).is_some()))
+        Ok(None)
+    }
+
+    /// Every id held, ascending, or why a slot cannot be read, without trapping (the checks).
+    pub fn ids_checked(&self) -> Result<Vec<u64>, String> {
+        let groups = self.header()?.map_or(0, |h| h.groups);
+        let mut out = vec![];
+        for g in 0..groups {
+            if let Some(p) = self.page_of(g * PER_PAGE) {
+                for id in g * PER_PAGE..(g + 1) * PER_PAGE {
+                    if self.read_slot_checked(p, id)?.is_some() {
+                        out.push(id);
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Every id held, ascending (reads every page: checks and upgrades, never a hot path).
@@ -327,9 +374,10 @@ impl<M: Memory> HeadTable<M> {
             if group != g {
                 return Err(format!("page {p} serves group {g} but says {group}"));
             }
-            let held = (g * PER_PAGE..(g + 1) * PER_PAGE)
-                .filter(|id| self.read_slot(p, *id).is_some())
-                .count() as u32;
+            let mut held = 0u32;
+            for id in g * PER_PAGE..(g + 1) * PER_PAGE {
+                held += u32::from(self.read_slot_checked(p, id)?.is_some());
+            }
             if held != live || held == 0 {
                 return Err(format!("page {p} holds {held} records and counts {live}"));
             }
@@ -339,6 +387,17 @@ impl<M: Memory> HeadTable<M> {
             return Err(format!(
                 "the table holds {count} heads and counts {}",
                 h.count
+            ));
+        }
+        let end = self.dir.size() * WASM_PAGE;
+        let past = DIR_HEADER + 4 * h.groups;
+        let mut rest = vec![0u8; end.saturating_sub(past) as usize];
+        self.dir.read(past, &mut rest);
+        if let Some(k) = rest.iter().position(|b| *b != 0) {
+            return Err(format!(
+                "group {} has a page, past the {} groups the header counts",
+                h.groups + k as u64 / 4,
+                h.groups
             ));
         }
         let (mut next, mut free) = (h.free_head, 0u32);
@@ -470,6 +529,17 @@ mod tests {
         }));
         assert!(r.is_err());
         assert_eq!(t.get(3), None);
+    }
+
+    /// A directory entry past the groups the header counts (never written by the table) is
+    /// seen by the check: reads are bounded by the directory's memory, not the count.
+    #[test]
+    fn an_entry_past_the_counted_groups_is_caught() {
+        let mut t = table();
+        t.put(5, &[1, 2, 3]);
+        assert_eq!(t.check(), Ok(()));
+        t.dir.write(DIR_HEADER + 4 * 7, &1u32.to_le_bytes());
+        assert!(t.check().unwrap_err().contains("group 7 has a page"));
     }
 
     #[test]

@@ -1,12 +1,14 @@
-//! Intents in stable memory: a small head per intent in a B-tree (status, attempts, times, the
-//! keys of its indexes) and its body (input, argument bytes, preview, summary, names) in a slab
-//! of fixed-size chunks.
+//! Intents in stable memory: a small head per intent (status, attempts, times, the keys of its
+//! indexes) in a table addressed by id (`crate::head_table`), and its body (input, argument
+//! bytes, preview, summary, names) in a slab of fixed-size chunks.
 //!
 //! Why: ic-stable-structures 0.7 saves a B-tree node whole on every write, values included, so
-//! a map of ~1.5 KiB records rewrites ~10–17 KiB for any change of one intent. The body is
-//! written when an intent is prepared and again only when it is stamped again; every other
-//! write (a send, its outcome, a confirm request) rewrites heads only. Versions 1 to 3 of the
-//! record held the whole intent in the map: they are read as they are and split when written.
+//! a map of ~1.5 KiB records rewrote ~10–17 KiB for any change of one intent, and every read or
+//! write of a head searched a tree as deep as the intents were many. The body is written when
+//! an intent is prepared and again only when it is stamped again; every other write (a send,
+//! its outcome, a confirm request) rewrites its head in place. Layouts 1 and 2 kept heads (and
+//! versions 1 to 3 of the record, the whole intent) in a B-tree: they are read from there and
+//! moved to the table when written.
 
 use crate::head_table::{HeadTable, INLINE};
 use crate::model::{
@@ -320,7 +322,8 @@ fn name(who: u64) -> String {
     }
 }
 
-/// The intents: heads in a B-tree keyed by id, bodies in a [`BodySlab`]. Reads and writes whole
+/// The intents: heads in a [`HeadTable`] by id (or, written by layouts 1 and 2, a B-tree),
+/// bodies in a [`BodySlab`]. Reads and writes whole
 /// [`Intent`]s; a write stores the body again only when it changed.
 pub struct IntentStore<M: Memory> {
     /// Heads and whole intents written by stored layouts 1 and 2 (a B-tree keyed by id): read
@@ -335,7 +338,7 @@ pub struct IntentStore<M: Memory> {
     bodies: BodySlab<M>,
     /// The intents last got or written (at most [`RECENT`]), head and body, as stored: a get
     /// of one of them reads nothing (a confirm reads its intent twice, once in each of its
-    /// executions, and each read searches a B-tree as deep as the intents are many), and a
+    /// executions), and a
     /// write of the same intent with the same body keeps its chunks without reading or
     /// encoding anything. It is right because every write and free of these memories goes
     /// through this store (the state opens one), and every write and removal here updates it
@@ -692,14 +695,43 @@ impl<M: Memory> IntentStore<M> {
             reason: e,
         };
         if let Some(id) = self.table.newest().map_err(slot)? {
-            let raw = self.table.get(id).expect("the newest id is held");
-            let raw = match Self::spilled_ref(&raw) {
-                Some(r) => self.bodies.read_checked(r).map_err(slot)?,
-                None => raw,
-            };
-            self.check_record(Some((id, raw)))?;
+            self.check_record(Some((id, self.table_record_checked(id)?)))?;
         }
         self.check_record(self.heads.last_key_value().map(|(k, v)| (k, v.0)))
+    }
+
+    /// A head of the table as stored (a spilled one read from the slab), without trapping.
+    fn table_record_checked(&self, id: u64) -> Result<Vec<u8>, DecodeError> {
+        let fault = |e: String| DecodeError {
+            what: "intent head",
+            reason: format!("key {id}: {e}"),
+        };
+        let raw = self
+            .table
+            .get_checked(id)
+            .map_err(fault)?
+            .ok_or_else(|| fault("listed but not held".into()))?;
+        match Self::spilled_ref(&raw) {
+            Some(r) => self.bodies.read_checked(r).map_err(fault),
+            None if raw.first() == Some(&SPILLED) => Err(fault(format!(
+                "a spilled head's slot of {} bytes",
+                raw.len()
+            ))),
+            None => Ok(raw),
+        }
+    }
+
+    /// Every head of the table and its body read through [`Versioned::decode`], reporting
+    /// instead of trapping (`State::check_records`; the B-tree's are read there).
+    pub fn check_records(&self) -> Result<(), DecodeError> {
+        let ids = self.table.ids_checked().map_err(|e| DecodeError {
+            what: "intent head",
+            reason: e,
+        })?;
+        for id in ids {
+            self.check_record(Some((id, self.table_record_checked(id)?)))?;
+        }
+        Ok(())
     }
 
     fn check_record(&self, raw: Option<(u64, Vec<u8>)>) -> Result<(), DecodeError> {

@@ -280,6 +280,7 @@ impl<M: Memory> State<M> {
             self.check_catalog_records()?;
         }
         each_record::<u64, StoredIntent, M>(self.raw_map(memory::INTENTS))?;
+        self.intents.check_records()?;
         each_record::<u64, crate::bus::records::Turn, M>(self.raw_map(memory::TURNS))?;
         each_record::<(Principal, u64), crate::bus::records::InboxEntry, M>(
             self.raw_map(memory::INBOX),

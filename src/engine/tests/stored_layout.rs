@@ -830,3 +830,62 @@ fn an_upgrade_compares_the_layout_number_and_reads_no_form() {
     let e = s.check_records().unwrap_err();
     assert_eq!(e.what, "form");
 }
+
+/// The same for a head in the head table (layout 3): reported with its key by the checks that
+/// can report (the upgrade's `check_layout` reads the newest head; `check_records` every one),
+/// never a trap; and a slot whose length no slot holds likewise.
+#[test]
+fn an_unknown_version_in_the_head_table_is_reported_by_the_checks() {
+    use ic_stable_structures::memory_manager::MemoryManager;
+    use ic_stable_structures::VectorMemory;
+    use tool_host_engine::head_table::HeadTable;
+    use tool_host_engine::memory;
+    use tool_host_engine::state::State;
+    let mem = VectorMemory::default();
+    drop(State::init(mem.clone()));
+    {
+        let mm = MemoryManager::init(mem.clone());
+        let mut t = HeadTable::init(mm.get(memory::HEAD_DIRECTORY), mm.get(memory::HEAD_PAGES));
+        t.start(0);
+        t.put(9, &[5, 1, 2]);
+    }
+    let s = State::init(mem.clone());
+    let e = s.check_layout().unwrap_err();
+    assert_eq!(e.what, "intent");
+    assert!(
+        e.reason
+            .starts_with("key 9: version 5 is not one this code reads ([1, 2, 3, 4])"),
+        "{e}"
+    );
+    assert!(s.check_records().is_err());
+    let e = s.check_indexes().unwrap_err();
+    assert!(e.starts_with("stored intent: key 9: version 5"), "{e}");
+    drop(s);
+    // A slot saying more bytes than a slot holds (page 0, slot of id 9).
+    {
+        let mm = MemoryManager::init(mem.clone());
+        use ic_stable_structures::Memory;
+        let pages = mm.get(memory::HEAD_PAGES);
+        pages.write(16 + 9 * 340, &400u16.to_le_bytes());
+    }
+    let s = State::init(mem);
+    let e = s.check_layout().unwrap_err();
+    assert!(e.reason.contains("more than a slot holds"), "{e}");
+    assert!(s.check_records().is_err());
+    // Below a newer head that reads, only `check_records` reads it: reported all the same.
+    let mem = VectorMemory::default();
+    let mut s = State::init(mem.clone());
+    let mut newer = v1_intent_read();
+    newer.id = 10;
+    s.intents.insert(newer);
+    drop(s);
+    {
+        let mm = MemoryManager::init(mem.clone());
+        let mut t = HeadTable::init(mm.get(memory::HEAD_DIRECTORY), mm.get(memory::HEAD_PAGES));
+        t.put(9, &[5, 1, 2]);
+    }
+    let s = State::init(mem);
+    s.check_layout().expect("the newest head reads");
+    let e = s.check_records().unwrap_err();
+    assert!(e.reason.starts_with("key 9: version 5"), "{e}");
+}
