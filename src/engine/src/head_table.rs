@@ -137,6 +137,19 @@ impl<M: Memory> HeadTable<M> {
         self.len() == 0
     }
 
+    /// The directory's memory holds every group the header counts (it is grown with the
+    /// header): a header saying more is reported, not read past.
+    fn directory_holds(&self, h: &Header) -> Result<(), String> {
+        let need = DIR_HEADER + 4 * h.groups;
+        if need > self.dir.size() * WASM_PAGE {
+            return Err(format!(
+                "the intent head table's header counts {} groups, more than its directory holds",
+                h.groups
+            ));
+        }
+        Ok(())
+    }
+
     /// The page serving `id`'s group, if any. Bounded by the directory's memory rather than
     /// the header's count: no header read on the hot path (`check` sees every entry past the
     /// count is empty).
@@ -305,6 +318,7 @@ impl<M: Memory> HeadTable<M> {
         let Some(h) = self.header()? else {
             return Ok(None);
         };
+        self.directory_holds(&h)?;
         let from = h.groups.saturating_sub(NEWEST_GROUPS);
         let mut entries = vec![0u8; ((h.groups - from) * 4) as usize];
         self.dir.read(DIR_HEADER + 4 * from, &mut entries);
@@ -389,6 +403,7 @@ impl<M: Memory> HeadTable<M> {
                 h.count
             ));
         }
+        self.directory_holds(&h)?;
         let end = self.dir.size() * WASM_PAGE;
         let past = DIR_HEADER + 4 * h.groups;
         let mut rest = vec![0u8; end.saturating_sub(past) as usize];
@@ -540,6 +555,34 @@ mod tests {
         assert_eq!(t.check(), Ok(()));
         t.dir.write(DIR_HEADER + 4 * 7, &1u32.to_le_bytes());
         assert!(t.check().unwrap_err().contains("group 7 has a page"));
+    }
+
+    /// The newest head is found below a newest group whose page was freed; a header counting
+    /// more groups than the directory holds is reported by `newest` and `check`, not read past.
+    #[test]
+    fn the_newest_head_is_found_below_emptied_groups_and_a_bad_count_is_reported() {
+        let mut t = table();
+        for id in 1..=30 {
+            t.put(id, &[id as u8]);
+        }
+        for id in 24..=30 {
+            t.remove(id);
+        }
+        assert_eq!(t.newest(), Ok(Some(23)));
+        assert_eq!(t.check(), Ok(()));
+        let mut h = t.header().unwrap().unwrap();
+        h.groups = 1 << 20;
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&(h.groups as u32).to_le_bytes());
+        t.dir.write(44, &b);
+        assert!(t
+            .newest()
+            .unwrap_err()
+            .contains("more than its directory holds"));
+        assert!(t
+            .check()
+            .unwrap_err()
+            .contains("more than its directory holds"));
     }
 
     #[test]

@@ -184,10 +184,23 @@ impl<M: Memory> BodySlab<M> {
     /// The body's bytes, or why its chain cannot be read (a chunk past the slab's end, a
     /// chain shorter than its length).
     pub fn read_checked(&self, r: BodyRef) -> Result<Vec<u8>, String> {
-        self.read_within(r, self.header()?.high)
+        let high = self.header()?.high;
+        if Self::at(high) > self.memory.size() * WASM_PAGE {
+            return Err(format!(
+                "the slab's header counts {high} chunks, more than its memory holds"
+            ));
+        }
+        self.read_within(r, high)
     }
 
     fn read_within(&self, r: BodyRef, high: u32) -> Result<Vec<u8>, String> {
+        // A length no chain of the slab's chunks can hold is refused before any allocation.
+        if Self::chunks(r.len) > high {
+            return Err(format!(
+                "the body at chunk {} says {} bytes, more than the slab's {high} chunks hold",
+                r.first, r.len
+            ));
+        }
         let mut out = Vec::with_capacity(r.len as usize);
         let mut chunk = r.first;
         let mut left = u64::from(r.len);
@@ -687,8 +700,8 @@ impl<M: Memory> IntentStore<M> {
     }
 
     /// The newest intents' records and bodies, read without trapping (`State::check_layout`):
-    /// the B-tree's newest (layouts 1 and 2) and the table's in its newest group, if that
-    /// group holds any (one page read).
+    /// the B-tree's newest (layouts 1 and 2) and the table's newest among its newest groups
+    /// (`HeadTable::newest`: a bounded read).
     pub fn check_newest(&self) -> Result<(), DecodeError> {
         let slot = |e: String| DecodeError {
             what: "intent head",

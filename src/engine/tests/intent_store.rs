@@ -527,3 +527,17 @@ fn a_head_longer_than_a_slot_is_kept_in_the_slab() {
     s.check().unwrap();
     assert_eq!(s.len(), 0);
 }
+
+/// A body reference whose length no chain of the slab holds is reported by the checked read
+/// before anything is allocated for it (a spilled head's slot or a head may carry one).
+#[test]
+fn a_body_length_past_the_slab_is_reported_not_allocated() {
+    let mut slab = BodySlab::init(VectorMemory::default());
+    let r = slab.write(&[7; 600]);
+    assert_eq!(slab.read_checked(r).unwrap(), vec![7; 600]);
+    let huge = BodyRef { len: u32::MAX, ..r };
+    assert!(slab
+        .read_checked(huge)
+        .unwrap_err()
+        .contains("more than the slab's"));
+}

@@ -884,8 +884,20 @@ fn an_unknown_version_in_the_head_table_is_reported_by_the_checks() {
         let mut t = HeadTable::init(mm.get(memory::HEAD_DIRECTORY), mm.get(memory::HEAD_PAGES));
         t.put(9, &[5, 1, 2]);
     }
-    let s = State::init(mem);
+    let s = State::init(mem.clone());
     s.check_layout().expect("the newest head reads");
     let e = s.check_records().unwrap_err();
     assert!(e.reason.starts_with("key 9: version 5"), "{e}");
+    drop(s);
+    // And a slot length no slot holds there.
+    {
+        let mm = MemoryManager::init(mem.clone());
+        use ic_stable_structures::Memory;
+        mm.get(memory::HEAD_PAGES)
+            .write(16 + 9 * 340, &400u16.to_le_bytes());
+    }
+    let s = State::init(mem);
+    s.check_layout().expect("the newest head reads");
+    let e = s.check_records().unwrap_err();
+    assert!(e.reason.contains("more than a slot holds"), "{e}");
 }
