@@ -137,6 +137,22 @@ impl<M: Memory> HeadTable<M> {
         self.len() == 0
     }
 
+    /// The header, with its counts checked against the memories (a corrupt count is reported,
+    /// never looped over or read past): what the checks and listings start from.
+    fn header_checked(&self) -> Result<Option<Header>, String> {
+        let Some(h) = self.header()? else {
+            return Ok(None);
+        };
+        self.directory_holds(&h)?;
+        if u64::from(h.high) * PAGE > self.pages.size() * WASM_PAGE {
+            return Err(format!(
+                "the intent head table's header counts {} pages, more than its memory holds",
+                h.high
+            ));
+        }
+        Ok(Some(h))
+    }
+
     /// The directory's memory holds every group the header counts (it is grown with the
     /// header): a header saying more is reported, not read past.
     fn directory_holds(&self, h: &Header) -> Result<(), String> {
@@ -315,10 +331,9 @@ impl<M: Memory> HeadTable<M> {
     /// upgrade reads to see the newest records decode (a bounded read, whatever the table
     /// holds; older groups are all pruned or hold older heads).
     pub fn newest(&self) -> Result<Option<u64>, String> {
-        let Some(h) = self.header()? else {
+        let Some(h) = self.header_checked()? else {
             return Ok(None);
         };
-        self.directory_holds(&h)?;
         let from = h.groups.saturating_sub(NEWEST_GROUPS);
         let mut entries = vec![0u8; ((h.groups - from) * 4) as usize];
         self.dir.read(DIR_HEADER + 4 * from, &mut entries);
@@ -341,7 +356,7 @@ impl<M: Memory> HeadTable<M> {
 
     /// Every id held, ascending, or why a slot cannot be read, without trapping (the checks).
     pub fn ids_checked(&self) -> Result<Vec<u64>, String> {
-        let groups = self.header()?.map_or(0, |h| h.groups);
+        let groups = self.header_checked()?.map_or(0, |h| h.groups);
         let mut out = vec![];
         for g in 0..groups {
             if let Some(p) = self.page_of(g * PER_PAGE) {
@@ -357,7 +372,10 @@ impl<M: Memory> HeadTable<M> {
 
     /// Every id held, ascending (reads every page: checks and upgrades, never a hot path).
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        let groups = self.header_or_trap().map_or(0, |h| h.groups);
+        let groups = self
+            .header_checked()
+            .unwrap_or_else(|e| panic!("stored intent head: {e}"))
+            .map_or(0, |h| h.groups);
         (0..groups).flat_map(move |g| {
             let page = self.page_of(g * PER_PAGE);
             (g * PER_PAGE..(g + 1) * PER_PAGE)
@@ -368,7 +386,7 @@ impl<M: Memory> HeadTable<M> {
     /// The directory, the pages' counts and the free list agree: every page serves the group
     /// that names it or is free, once; the counts are the records held.
     pub fn check(&self) -> Result<(), String> {
-        let Some(h) = self.header()? else {
+        let Some(h) = self.header_checked()? else {
             return Ok(());
         };
         let mut owner: Vec<Option<u64>> = vec![None; h.high as usize];
@@ -403,7 +421,6 @@ impl<M: Memory> HeadTable<M> {
                 h.count
             ));
         }
-        self.directory_holds(&h)?;
         let end = self.dir.size() * WASM_PAGE;
         let past = DIR_HEADER + 4 * h.groups;
         let mut rest = vec![0u8; end.saturating_sub(past) as usize];
@@ -583,6 +600,17 @@ mod tests {
             .check()
             .unwrap_err()
             .contains("more than its directory holds"));
+        assert!(t
+            .ids_checked()
+            .unwrap_err()
+            .contains("more than its directory holds"));
+        // A page count past the pages' memory likewise.
+        let mut t = table();
+        t.put(5, &[1]);
+        t.dir.write(24, &(1u32 << 20).to_le_bytes());
+        let e = t.check().unwrap_err();
+        assert!(e.contains("pages, more than its memory holds"), "{e}");
+        assert!(t.newest().is_err());
     }
 
     #[test]

@@ -184,13 +184,20 @@ impl<M: Memory> BodySlab<M> {
     /// The body's bytes, or why its chain cannot be read (a chunk past the slab's end, a
     /// chain shorter than its length).
     pub fn read_checked(&self, r: BodyRef) -> Result<Vec<u8>, String> {
-        let high = self.header()?.high;
-        if Self::at(high) > self.memory.size() * WASM_PAGE {
+        self.read_within(r, self.header_checked()?.high)
+    }
+
+    /// The header, its chunk count checked against the memory (a corrupt count is reported,
+    /// never read past or allocated for).
+    fn header_checked(&self) -> Result<Header, String> {
+        let h = self.header()?;
+        if h.high > 0 && Self::at(h.high) > self.memory.size() * WASM_PAGE {
             return Err(format!(
-                "the slab's header counts {high} chunks, more than its memory holds"
+                "the intent body slab's header counts {} chunks, more than its memory holds",
+                h.high
             ));
         }
-        self.read_within(r, high)
+        Ok(h)
     }
 
     fn read_within(&self, r: BodyRef, high: u32) -> Result<Vec<u8>, String> {
@@ -268,7 +275,7 @@ impl<M: Memory> BodySlab<M> {
     /// Every chunk is in exactly one of the bodies `live` or in the free list, and the free
     /// list's count is its length: no chunk shared, lost or past the end.
     pub fn check(&self, live: impl Iterator<Item = (u64, BodyRef)>) -> Result<(), String> {
-        let h = self.header()?;
+        let h = self.header_checked()?;
         let mut owner: Vec<Option<u64>> = vec![None; h.high as usize];
         let take = |chunk: u32, who: u64, owner: &mut Vec<Option<u64>>| match owner
             .get_mut(chunk as usize)

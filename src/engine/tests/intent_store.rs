@@ -540,4 +540,13 @@ fn a_body_length_past_the_slab_is_reported_not_allocated() {
         .read_checked(huge)
         .unwrap_err()
         .contains("more than the slab's"));
+    // A header counting more chunks than the memory holds is reported by the checks.
+    let mem = VectorMemory::default();
+    let mut slab = BodySlab::init(mem.clone());
+    let r = slab.write(&[7; 600]);
+    mem.write(8, &(1u32 << 30).to_le_bytes());
+    let e = slab.read_checked(r).unwrap_err();
+    assert!(e.contains("more than its memory holds"), "{e}");
+    let e = slab.check(std::iter::once((1, r))).unwrap_err();
+    assert!(e.contains("more than its memory holds"), "{e}");
 }
