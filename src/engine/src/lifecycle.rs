@@ -327,7 +327,7 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
             i.updated_at = at;
             // Its stamp raised its arguments' floor when it was prepared, as every stamp does;
             // the floor is released once the stamp is past every ledger's window.
-            if let Some(stamp) = i.max_stamp.or(i.stamp_ns) {
+            if let Some(stamp) = i.highest_stamp() {
                 if crate::send::floor_release_at(&i).is_some_and(|r| r > now) {
                     s.raise_stamp_floor(i.owner, i.identity, stamp);
                 }

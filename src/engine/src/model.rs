@@ -759,6 +759,12 @@ pub struct Intent {
 }
 
 impl Intent {
+    /// The highest stamp it was ever given (`max_stamp`, or its one stamp for an intent of a
+    /// version that did not record it): the one its floor and its prune wait for.
+    pub fn highest_stamp(&self) -> Option<u64> {
+        self.max_stamp.or(self.stamp_ns)
+    }
+
     pub fn has_stamp(&self) -> bool {
         self.stamp_ns.is_some()
     }

@@ -435,7 +435,7 @@ pub fn prune_due<M: Memory>(s: &State<M>, i: &Intent) -> u64 {
     let retention = s.limits().retention_seconds.saturating_mul(SEC);
     let settled = i.settled_at.unwrap_or(i.updated_at);
     let mut due = settled.saturating_add(retention);
-    if let Some(stamp) = i.max_stamp.or(i.stamp_ns) {
+    if let Some(stamp) = i.highest_stamp() {
         due = due.max(stamp.saturating_add(FLOOR_KEEP_NS));
     }
     due
@@ -443,9 +443,7 @@ pub fn prune_due<M: Memory>(s: &State<M>, i: &Intent) -> u64 {
 
 /// When a settled intent's stamp floor may go: its highest stamp past every ledger's window.
 pub fn floor_release_at(i: &Intent) -> Option<u64> {
-    i.max_stamp
-        .or(i.stamp_ns)
-        .map(|t| t.saturating_add(FLOOR_KEEP_NS))
+    i.highest_stamp().map(|t| t.saturating_add(FLOOR_KEEP_NS))
 }
 
 /// The settled intent's prune task: first when its floor may go, if that is before its
@@ -456,7 +454,7 @@ pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent, now: u64) {
     let due = prune_due(s, i);
     let at = match floor_release_at(i) {
         Some(release) if release <= now => {
-            s.release_floor(i.owner, i.identity, i.max_stamp.or(i.stamp_ns));
+            s.release_floor(i.owner, i.identity, i.highest_stamp());
             due
         }
         Some(release) if release < due => release,

@@ -764,7 +764,7 @@ impl<M: Memory> State<M> {
             self.remove_expiry(i.expires_at, id);
             // Its stamp no longer needs a floor once it is past any ledger's window (the prune
             // waits for that: send::prune_due).
-            self.release_floor(i.owner, i.identity, i.max_stamp.or(i.stamp_ns));
+            self.release_floor(i.owner, i.identity, i.highest_stamp());
             let len = i.input_json.len() as u64;
             self.update_config(|c| c.stored_input_bytes = c.stored_input_bytes.saturating_sub(len));
             self.owner_totals.add(i.owner, -1);
