@@ -23,6 +23,40 @@ use std::cell::RefCell;
 /// 16 bytes.
 pub const SPILLED: u8 = 0xff;
 
+/// A head table slot: the head's record, or where a record longer than a slot is in the body
+/// slab ([`SPILLED`], then the [`BodyRef`]'s 16 bytes).
+enum Slot {
+    Inline(Vec<u8>),
+    Spilled(BodyRef),
+}
+
+impl Slot {
+    fn parse(slot: Vec<u8>) -> Result<Slot, String> {
+        if slot.first() != Some(&SPILLED) {
+            return Ok(Slot::Inline(slot));
+        }
+        let b: [u8; 16] = slot
+            .get(1..17)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| format!("a spilled head's slot of {} bytes", slot.len()))?;
+        Ok(Slot::Spilled(BodyRef {
+            first: u32::from_le_bytes(b[..4].try_into().expect("4 bytes")),
+            len: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+            write: u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+        }))
+    }
+
+    /// The slot of a record written to the body slab at `r`.
+    fn spilled(r: BodyRef) -> Vec<u8> {
+        let mut b = Vec::with_capacity(17);
+        b.push(SPILLED);
+        b.extend_from_slice(&r.first.to_le_bytes());
+        b.extend_from_slice(&r.len.to_le_bytes());
+        b.extend_from_slice(&r.write.to_le_bytes());
+        b
+    }
+}
+
 /// Bytes of a chunk: the next chunk's index + 1 (0: none), then payload.
 pub const CHUNK: u64 = 256;
 const NEXT: u64 = 4;
@@ -450,30 +484,11 @@ impl<M: Memory> IntentStore<M> {
         self.table.first_id().is_none_or(|first| id < first)
     }
 
-    /// Where a slot's spilled record is.
-    fn spilled_ref(slot: &[u8]) -> Option<BodyRef> {
-        if slot.first() != Some(&SPILLED) {
-            return None;
-        }
-        let b: [u8; 16] = slot.get(1..17)?.try_into().ok()?;
-        Some(BodyRef {
-            first: u32::from_le_bytes(b[..4].try_into().expect("4 bytes")),
-            len: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
-            write: u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
-        })
-    }
-
     /// A slot's record: itself, or the bytes it points to in the body slab.
     fn resolve(&self, slot: Vec<u8>) -> Vec<u8> {
-        match Self::spilled_ref(&slot) {
-            Some(r) => self.bodies.read(r),
-            None if slot.first() == Some(&SPILLED) => {
-                panic!(
-                    "stored intent head: a spilled head's slot of {} bytes",
-                    slot.len()
-                )
-            }
-            None => slot,
+        match Slot::parse(slot).unwrap_or_else(|e| panic!("stored intent head: {e}")) {
+            Slot::Inline(record) => record,
+            Slot::Spilled(r) => self.bodies.read(r),
         }
     }
 
@@ -492,39 +507,37 @@ impl<M: Memory> IntentStore<M> {
     /// Writes the head record of `id` to the table (started on its first write) and answers
     /// the record it replaced there or in the B-tree of layouts 1 and 2 (removed from it).
     fn write_raw(&mut self, id: u64, record: &[u8]) -> Option<Vec<u8>> {
-        if self.table.first_id().is_none() {
-            let first = self.heads.last_key_value().map_or(0, |(k, _)| k + 1);
-            self.table.start(first);
-        }
+        let first = match self.table.first_id() {
+            Some(first) => first,
+            None => {
+                let first = self.heads.last_key_value().map_or(0, |(k, _)| k + 1);
+                self.table.start(first);
+                first
+            }
+        };
         let spill;
         let slot: &[u8] = if record.len() <= INLINE {
             record
         } else {
-            let r = self.bodies.write(record);
-            let mut b = Vec::with_capacity(17);
-            b.push(SPILLED);
-            b.extend_from_slice(&r.first.to_le_bytes());
-            b.extend_from_slice(&r.len.to_le_bytes());
-            b.extend_from_slice(&r.write.to_le_bytes());
-            spill = b;
+            spill = Slot::spilled(self.bodies.write(record));
             &spill
         };
         match self.table.put(id, slot) {
             Some(old) => Some(self.release_slot(old)),
-            None if self.legacy_may_hold(id) => self.heads.remove(&id).map(|r| r.0),
+            None if id < first => self.heads.remove(&id).map(|r| r.0),
             None => None,
         }
     }
 
     /// A replaced or removed slot's record; a spilled one's chunks are freed.
     fn release_slot(&mut self, slot: Vec<u8>) -> Vec<u8> {
-        match Self::spilled_ref(&slot) {
-            Some(r) => {
+        match Slot::parse(slot).unwrap_or_else(|e| panic!("stored intent head: {e}")) {
+            Slot::Inline(record) => record,
+            Slot::Spilled(r) => {
                 let record = self.bodies.read(r);
                 self.bodies.free(r);
                 record
             }
-            None => self.resolve(slot),
         }
     }
 
@@ -731,13 +744,9 @@ impl<M: Memory> IntentStore<M> {
             .get_checked(id)
             .map_err(fault)?
             .ok_or_else(|| fault("listed but not held".into()))?;
-        match Self::spilled_ref(&raw) {
-            Some(r) => self.bodies.read_checked(r).map_err(fault),
-            None if raw.first() == Some(&SPILLED) => Err(fault(format!(
-                "a spilled head's slot of {} bytes",
-                raw.len()
-            ))),
-            None => Ok(raw),
+        match Slot::parse(raw).map_err(fault)? {
+            Slot::Inline(record) => Ok(record),
+            Slot::Spilled(r) => self.bodies.read_checked(r).map_err(fault),
         }
     }
 
@@ -787,7 +796,8 @@ impl<M: Memory> IntentStore<M> {
                 ));
             }
             let slot = self.table.get(id).expect("an id listed is held");
-            if let Some(r) = Self::spilled_ref(&slot) {
+            let slot = Slot::parse(slot).map_err(|e| format!("intent {id}'s head: {e}"))?;
+            if let Slot::Spilled(r) = slot {
                 self.bodies
                     .read_checked(r)
                     .map_err(|e| format!("intent {id}'s head: {e}"))?;
@@ -795,12 +805,7 @@ impl<M: Memory> IntentStore<M> {
             }
         }
         if let Some(first) = self.table.first_id() {
-            if let Some((id, _)) = self
-                .heads
-                .iter()
-                .map(|e| e.into_pair())
-                .find(|(id, _)| *id >= first)
-            {
+            if let Some(id) = self.heads.range(first..).next().map(|e| *e.key()) {
                 return Err(format!(
                     "intent {id} is in the B-tree, at or above the table's first id {first}"
                 ));
