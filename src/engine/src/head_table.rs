@@ -11,6 +11,7 @@
 //! and the pages (page `k` at `k * PAGE`, 4 KiB aligned, so a slot's write dirties one page).
 //! Both are written first with the first head, so a fresh install takes no bucket for them.
 
+use crate::memory::{grow_to, WASM_PAGE};
 use ic_stable_structures::Memory;
 
 /// A page's bytes: its header, then [`PER_PAGE`] slots.
@@ -27,7 +28,6 @@ const DIR_HEADER: u64 = 64;
 /// The newest groups [`HeadTable::newest`] looks through (one 4 KiB read of the directory).
 const NEWEST_GROUPS: u64 = 1024;
 pub const MAGIC: &[u8; 4] = b"THT\x01";
-const WASM_PAGE: u64 = 65_536;
 
 /// The directory's header. Absent on a memory never written: an empty table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,7 +110,11 @@ impl<M: Memory> HeadTable<M> {
         b[36..44].copy_from_slice(&h.first_id.to_le_bytes());
         let groups = u32::try_from(h.groups).expect("fewer than 2^32 groups of ids");
         b[44..48].copy_from_slice(&groups.to_le_bytes());
-        grow_to(&self.dir, DIR_HEADER + 4 * h.groups, "directory");
+        grow_to(
+            &self.dir,
+            DIR_HEADER + 4 * h.groups,
+            "intent head directory",
+        );
         self.dir.write(0, &b);
     }
 
@@ -291,7 +295,7 @@ impl<M: Memory> HeadTable<M> {
         } else {
             let p = h.high;
             h.high = h.high.checked_add(1).expect("fewer than 2^32 head pages");
-            grow_to(&self.pages, u64::from(h.high) * PAGE, "pages");
+            grow_to(&self.pages, u64::from(h.high) * PAGE, "intent head pages");
             p
         };
         h.count += 1;
@@ -456,16 +460,6 @@ impl<M: Memory> HeadTable<M> {
             return Err(format!("page {p} serves no group and is not free"));
         }
         Ok(())
-    }
-}
-
-/// Grows `memory` to hold `end` bytes; stable memory exhausted is a trap (the message is
-/// rolled back, nothing is half written), as a B-tree's insert traps then.
-fn grow_to<M: Memory>(memory: &M, end: u64, what: &str) {
-    let pages = end.div_ceil(WASM_PAGE);
-    let size = memory.size();
-    if pages > size && memory.grow(pages - size) < 0 {
-        panic!("stable memory is full: the intent head {what} cannot grow to {end} bytes");
     }
 }
 

@@ -11,6 +11,7 @@
 //! moved to the table when written.
 
 use crate::head_table::{HeadTable, INLINE};
+use crate::memory::{grow_to, WASM_PAGE};
 use crate::model::{
     decode_or_trap, head_record, BodyRef, DecodeError, Intent, IntentBody, IntentHead, RawRecord,
     Status, StoredIntent, Versioned,
@@ -62,10 +63,11 @@ pub const CHUNK: u64 = 256;
 const NEXT: u64 = 4;
 /// Payload bytes of a chunk.
 pub const PAYLOAD: u64 = CHUNK - NEXT;
+/// The slab, as stable memory's exhaustion names it.
+const SLAB: &str = "intent body slab";
 /// The slab's header; chunks follow it.
 const HEADER: u64 = 64;
 pub const MAGIC: &[u8; 4] = b"TBS\x01";
-const WASM_PAGE: u64 = 65_536;
 
 /// The slab's header: chunks handed out so far and the free list (a chain through freed
 /// chunks' next fields). Absent on a memory never written: an empty slab.
@@ -145,22 +147,12 @@ impl<M: Memory> BodySlab<M> {
         b[12..16].copy_from_slice(&h.free_head.to_le_bytes());
         b[16..20].copy_from_slice(&h.free_len.to_le_bytes());
         b[20..28].copy_from_slice(&h.writes.to_le_bytes());
-        self.grow_to(HEADER);
+        grow_to(&self.memory, HEADER, SLAB);
         self.memory.write(0, &b);
     }
 
     fn at(chunk: u32) -> u64 {
         HEADER + u64::from(chunk) * CHUNK
-    }
-
-    /// Grows the memory to hold `end` bytes. Stable memory exhausted is a trap, as a B-tree's
-    /// insert traps then: the message is rolled back and nothing is half written.
-    fn grow_to(&mut self, end: u64) {
-        let pages = end.div_ceil(WASM_PAGE);
-        let size = self.memory.size();
-        if pages > size && self.memory.grow(pages - size) < 0 {
-            panic!("stable memory is full: the intent body slab cannot grow to {end} bytes");
-        }
     }
 
     fn next_of(&self, chunk: u32) -> u32 {
@@ -190,7 +182,7 @@ impl<M: Memory> BodySlab<M> {
                 .high
                 .checked_add(fresh)
                 .expect("the intent body slab has fewer than 2^32 chunks");
-            self.grow_to(Self::at(h.high));
+            grow_to(&self.memory, Self::at(h.high), SLAB);
             chunks.extend(first..h.high);
         }
         let mut buf = Vec::with_capacity(CHUNK as usize);

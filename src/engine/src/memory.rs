@@ -2,6 +2,22 @@
 //! id reserved here, so that old data is never read as new.
 
 use ic_stable_structures::memory_manager::MemoryId;
+use ic_stable_structures::Memory;
+
+/// Bytes of a page of stable memory, the unit a memory's size and growth are counted in.
+pub const WASM_PAGE: u64 = 65_536;
+
+/// Grows `memory` (the structure `what`) to hold `end` bytes, for the structures that address
+/// their memory themselves (the intent body slab, the head table). Stable memory exhausted is a
+/// trap, as a B-tree's insert traps then: the message is rolled back and nothing is half
+/// written.
+pub fn grow_to<M: Memory>(memory: &M, end: u64, what: &str) {
+    let pages = end.div_ceil(WASM_PAGE);
+    let size = memory.size();
+    if pages > size && memory.grow(pages - size) < 0 {
+        panic!("stable memory is full: the {what} cannot grow to {end} bytes");
+    }
+}
 
 pub const CONFIG: MemoryId = MemoryId::new(0);
 pub const FORMS: MemoryId = MemoryId::new(1);
