@@ -36,8 +36,8 @@ pub struct Catalog {
     /// Targets registered for a single owner, and that owner.
     pub single_owner: BTreeMap<Principal, Principal>,
     /// Prepare tools with no position bound to the owner (and no custody rule of the engine):
-    /// offered only on single-owner targets. Tool → (its form, why not elsewhere).
-    pub unbound: BTreeMap<String, (String, String)>,
+    /// offered only on single-owner targets. Tool → its form and why (said when asked).
+    pub unbound: BTreeMap<String, Unbound>,
     /// The bus over these plans and the builtin settings, built on first use.
     pub bus: Option<Rc<Bus>>,
     /// The bus before the last change, until the next is built: the form tools it declared
@@ -62,6 +62,49 @@ struct Stale {
     combine: bool,
     /// Targets registered, removed, or their refs or ICRC-3 flag changed.
     targets: bool,
+}
+
+/// A tool the engine cannot tie to its owner on a canister several owners share (see
+/// [`with_targets`]). Its reason is text made when it is shown: a catalog is rebuilt on every
+/// registration change, and formatting it for every such tool of every form made registering
+/// the 50th form cost 8 M more than the 10th.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unbound {
+    pub form: String,
+    kind: tool_host_core::plan::ToolKind,
+    method: String,
+}
+
+impl Unbound {
+    /// The rule's verdict on a tool: `None` when the engine ties its call to the owner (a
+    /// prepare tool of a method with a custody rule, a read tool of a read the engine knows).
+    fn of(p: &ToolPlan) -> Option<Unbound> {
+        use tool_host_core::plan::ToolKind;
+        let unbound = match p.kind {
+            ToolKind::Prepare => !crate::custody::covers(&p.method),
+            ToolKind::Read => !crate::custody::known_read(&p.method),
+        };
+        unbound.then(|| Unbound {
+            form: p.form.id.clone(),
+            kind: p.kind,
+            method: p.method.clone(),
+        })
+    }
+
+    /// Why the tool is offered only on a canister registered for a single owner.
+    pub fn why(&self) -> String {
+        use tool_host_core::plan::ToolKind;
+        match self.kind {
+            ToolKind::Prepare => format!(
+                "the engine has no custody rule for {}: on a canister several owners share, its call would act with the tool host's authority over every owner's funds there, whatever positions the form binds to the owner; offered only on a canister registered for a single owner",
+                self.method
+            ),
+            ToolKind::Read => format!(
+                "{} is not a read the engine knows (ICRC-1/2/3/7/10/37, the ICP ledger): sent without a confirmation, its call would act with the tool host's authority over every owner's funds there, whatever the form says it does; offered only on a canister registered for a single owner",
+                self.method
+            ),
+        }
+    }
 }
 
 /// One stored form as the catalog holds it: parsed once, its own tools planned once and each
@@ -417,41 +460,34 @@ fn with_targets<M: Memory>(
     // a prepare tool of a method with a custody rule, a read tool of a read the engine knows.
     // Any other is offered only where a target of its form is registered for a single owner.
     let mut unbound = BTreeMap::new();
-    let unbound_tools: Vec<(String, String, String)> = combined
-        .plans
-        .values()
-        .filter_map(|p| {
-            use tool_host_core::plan::ToolKind;
-            let reason = match p.kind {
-                ToolKind::Prepare if !crate::custody::covers(&p.method) => format!(
-                    "the engine has no custody rule for {}: on a canister several owners share, its call would act with the tool host's authority over every owner's funds there, whatever positions the form binds to the owner; offered only on a canister registered for a single owner",
-                    p.method
-                ),
-                ToolKind::Read if !crate::custody::known_read(&p.method) => format!(
-                    "{} is not a read the engine knows (ICRC-1/2/3/7/10/37, the ICP ledger): sent without a confirmation, its call would act with the tool host's authority over every owner's funds there, whatever the form says it does; offered only on a canister registered for a single owner",
-                    p.method
-                ),
-                _ => return None,
-            };
-            Some((p.name.clone(), p.form.id.clone(), reason))
-        })
-        .collect();
     let mut plans = None::<ToolPlans>;
-    for (name, form, reason) in unbound_tools {
-        let on_single = canisters
-            .iter()
-            .any(|c| c.applies_to(&form) && single_owner.contains_key(&c.id));
+    // The forms of the single-owner targets, once (not per tool and target: 50 forms on 100
+    // targets made that a quarter of a million comparisons per rebuild).
+    let mut single_forms = std::collections::BTreeSet::<&str>::new();
+    let mut single_all = false;
+    for c in canisters
+        .iter()
+        .filter(|c| single_owner.contains_key(&c.id))
+    {
+        match &c.forms {
+            Some(f) => single_forms.extend(f.iter().map(String::as_str)),
+            None => single_all = true,
+        }
+    }
+    for p in combined.plans.values() {
+        let Some(u) = Unbound::of(p) else { continue };
+        let on_single = single_all || single_forms.contains(u.form.as_str());
         if !on_single {
             // Copied only when the rule takes a tool away (usually none).
             let plans = plans.get_or_insert_with(|| (*combined).clone());
-            if let Some(p) = plans.plans.remove(&name) {
+            if plans.plans.remove(&p.name).is_some() {
                 plans.skipped.push(tool_host_core::plan::Skip {
                     method: p.method.clone(),
-                    reason: reason.clone(),
+                    reason: u.why(),
                 });
             }
         }
-        unbound.insert(name, (form, reason));
+        unbound.insert(p.name.clone(), u);
     }
     let plans = plans.map_or_else(|| combined.clone(), Arc::new);
     let types = plans

@@ -504,10 +504,10 @@ pub fn target_view(id: Principal, t: &Target, cat: &catalog::Catalog) -> TargetV
     } else {
         cat.unbound
             .iter()
-            .filter(|(_, (form, _))| t.forms.contains(form))
-            .map(|(tool, (_, why))| SkipView {
+            .filter(|(_, u)| t.forms.contains(&u.form))
+            .map(|(tool, u)| SkipView {
                 method: tool.clone(),
-                reason: why.clone(),
+                reason: u.why(),
             })
             .collect()
     };

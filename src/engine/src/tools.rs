@@ -292,9 +292,12 @@ pub fn target_access<M: ic_stable_structures::Memory>(
         )),
         Some(_) => Ok(()),
         None => match cat.unbound.get(tool) {
-            Some((_, why)) => Err(err(
+            Some(u) => Err(err(
                 ErrorCode::Custody,
-                format!("{tool} is not offered on {canister}, which several owners share: {why}"),
+                format!(
+                    "{tool} is not offered on {canister}, which several owners share: {}",
+                    u.why()
+                ),
             )),
             None => Ok(()),
         },

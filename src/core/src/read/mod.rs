@@ -266,15 +266,13 @@ fn read_canister<'c>(
     ctx: &'c ReadContext,
     st: &mut State,
 ) -> Option<(&'c Canister, String)> {
-    let applicable: Vec<&Canister> = ctx
-        .canisters
-        .iter()
-        .filter(|c| c.applies_to(&plan.form.id))
-        .collect();
+    // Every canister the form applies to, only for the message: a prepare looks up the one
+    // named (a host with 100 canisters of 50 forms each made ~5 000 form-id comparisons).
+    let applicable = || ctx.canisters.iter().filter(|c| c.applies_to(&plan.form.id));
     let v = match v {
         Some(v) if !v.is_null() => v,
         _ => {
-            let ids: Vec<String> = applicable.iter().map(|c| c.id.to_text()).collect();
+            let ids: Vec<String> = applicable().map(|c| c.id.to_text()).collect();
             st.issues.push(issue(
                 CANISTER_PARAM,
                 CANISTER_PARAM,
@@ -308,7 +306,12 @@ fn read_canister<'c>(
             return None;
         }
     };
-    match applicable.into_iter().find(|c| c.id == id) {
+    match ctx
+        .canisters
+        .iter()
+        .find(|c| c.id == id)
+        .filter(|c| c.applies_to(&plan.form.id))
+    {
         Some(c) => Some((c, canon)),
         None => {
             st.issues.push(issue(
