@@ -181,3 +181,23 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+    /// The word-at-a-time trim of JSON whitespace is the plain one, whatever the bytes (each
+    /// byte drawn mostly from whitespace and its near neighbours, where a carry would show).
+    #[test]
+    fn json_whitespace_trim_is_the_plain_trim(bytes in proptest::collection::vec(
+        prop_oneof![
+            Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r'),
+            Just(0x0bu8), Just(0x0cu8), Just(0x1fu8), Just(0x21u8), Just(0xa0u8), Just(0x8au8),
+            Just(0xa9u8), Just(0x8du8), Just(0x00u8), Just(0xffu8), any::<u8>(),
+        ],
+        0..80,
+    )) {
+        let ws = |b: &u8| matches!(b, b' ' | b'\n' | b'\t' | b'\r');
+        let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
+        let end = bytes.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
+        prop_assert_eq!(tool_host_core::read::json_ws::inner(&bytes), (start, end));
+    }
+}

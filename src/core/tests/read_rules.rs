@@ -683,3 +683,31 @@ fn a_name_never_stands_in_for_an_amount_refused_for_its_units() {
     ));
     assert_eq!(c, vec![("E_CANISTER".into(), "$args[0].amount".into())]);
 }
+
+/// The input's JSON is read as serde_json reads it, whatever whitespace surrounds it, and text
+/// that is not JSON gets serde_json's message for the text as given (its line and column).
+#[test]
+fn json_text_reads_as_serde_json_reads_it_with_its_errors_placed_in_the_text_given() {
+    use tool_host_core::read::json_value;
+    let cases = [
+        r#"{"a":1}"#,
+        "  \n\t\r {\"a\": [1, 2]} \r\n\t ",
+        "\n\n\n{\"a\":",
+        "\n\n   {\"a\" 1}",
+        "   ",
+        "",
+        "\u{a0}{\"a\":1}",
+        "{\"a\":1}\u{3000}",
+        " \"é\" ",
+        "\n\n  tru",
+        " {} x",
+    ];
+    for text in cases {
+        let ours = json_value(text).map_err(|e| e.to_string());
+        let theirs = serde_json::from_str::<serde_json::Value>(text).map_err(|e| e.to_string());
+        assert_eq!(ours, theirs, "{text:?}");
+    }
+    // 60 KiB of padding, as a model may send it, still reads.
+    let padded = format!("{}{{\"a\":1}}{}", " ".repeat(61_440), "\n".repeat(100));
+    assert_eq!(json_value(&padded).unwrap(), serde_json::json!({"a": 1}));
+}

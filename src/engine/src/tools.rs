@@ -163,7 +163,7 @@ fn input_canister(input: &Value) -> Option<Principal> {
 
 /// The input as JSON, parsed once (the size was checked by `call_tool`).
 fn parse_input(input: &str) -> ApiResult<Value> {
-    serde_json::from_str(input).map_err(|e| {
+    tool_host_core::read::json_value(input).map_err(|e| {
         input_err(vec![tool_host_core::issue::Issue {
             param: String::new(),
             path: "$input".into(),
@@ -677,7 +677,7 @@ async fn commit<R: Runtime>(
     input: &str,
     of_owner: Option<Principal>,
 ) -> ApiResult<ToolResult> {
-    let v: Value = serde_json::from_str(input).map_err(|e| {
+    let v: Value = tool_host_core::read::json_value(input).map_err(|e| {
         err(
             ErrorCode::InvalidInput,
             format!("the input is not JSON: {e}"),
