@@ -461,22 +461,16 @@ fn with_targets<M: Memory>(
     // Any other is offered only where a target of its form is registered for a single owner.
     let mut unbound = BTreeMap::new();
     let mut plans = None::<ToolPlans>;
-    // The forms of the single-owner targets, once (not per tool and target: 50 forms on 100
-    // targets made that a quarter of a million comparisons per rebuild).
-    let mut single_forms = std::collections::BTreeSet::<&str>::new();
-    let mut single_all = false;
-    for c in canisters
-        .iter()
-        .filter(|c| single_owner.contains_key(&c.id))
-    {
-        match &c.forms {
-            Some(f) => single_forms.extend(f.iter().map(String::as_str)),
-            None => single_all = true,
-        }
-    }
+    // Whether a single-owner target applies to a form, found once per form (not per tool and
+    // target: 50 forms on 100 targets made that a quarter of a million comparisons).
+    let mut single_for: BTreeMap<&str, bool> = BTreeMap::new();
     for p in combined.plans.values() {
         let Some(u) = Unbound::of(p) else { continue };
-        let on_single = single_all || single_forms.contains(u.form.as_str());
+        let on_single = *single_for.entry(p.form.id.as_str()).or_insert_with(|| {
+            canisters
+                .iter()
+                .any(|c| c.applies_to(&p.form.id) && single_owner.contains_key(&c.id))
+        });
         if !on_single {
             // Copied only when the rule takes a tool away (usually none).
             let plans = plans.get_or_insert_with(|| (*combined).clone());
