@@ -289,8 +289,8 @@ pub fn stats<R: Runtime>(rt: &R, stable_bytes: u64) -> Stats {
 /// state a canister holds after that period of steady use), each stamped as long before its
 /// settlement as the template was. A copy whose stamp is still inside a ledger's window keeps
 /// its arguments' floor and its prune task waits to release it; an older one's floor was
-/// released already and its task waits for its removal (`send::schedule_prune`). Returns the
-/// last id used.
+/// released already and its task waits for its removal (`send::schedule_prune`). Each copy's
+/// prepare is counted in its owner's tool usage, as a call is. Returns the last id used.
 pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Result<u64, String> {
     let now = rt.now();
     rt.with_state(|s| {
@@ -333,6 +333,8 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
                 }
             }
             crate::send::schedule_prune(s, &i, now);
+            // Its prepare was a tool call, counted for its owner (to the counts' bound).
+            crate::bus::usage::bump(s, &i.owner, &i.tool);
             s.put_intent(i);
             last = id;
         }

@@ -127,6 +127,8 @@ pub struct State<M: Memory> {
     pub turns: StableBTreeMap<u64, crate::bus::records::Turn, VM<M>>,
     pub owner_turns: StableBTreeMap<(Principal, u64), bool, VM<M>>,
     pub usage: StableBTreeMap<crate::bus::records::UsageKey, u64, VM<M>>,
+    /// The usage pairs last counted and their counts (heap only: `bus::usage::bump`).
+    pub usage_recent: Vec<(crate::bus::records::UsageKey, u64)>,
     pub inbox: StableBTreeMap<(Principal, u64), crate::bus::records::InboxEntry, VM<M>>,
     pub handlers: StableBTreeMap<Principal, Principal, VM<M>>,
     /// Inbox entry id → (owner, prune task's time), for the inbox's prune tasks.
@@ -202,6 +204,7 @@ impl<M: Memory + Clone> State<M> {
             turns: StableBTreeMap::init(mm.get(memory::TURNS)),
             owner_turns: StableBTreeMap::init(mm.get(memory::OWNER_TURNS)),
             usage: StableBTreeMap::init(mm.get(memory::TOOL_USAGE)),
+            usage_recent: Vec::new(),
             inbox: StableBTreeMap::init(mm.get(memory::INBOX)),
             handlers: StableBTreeMap::init(mm.get(memory::ESCALATION_HANDLERS)),
             inbox_ids: StableBTreeMap::init(mm.get(memory::INBOX_IDS)),
@@ -509,6 +512,14 @@ impl<M: Memory> State<M> {
         use std::collections::{BTreeMap, BTreeSet};
         self.check_records().map_err(|e| e.to_string())?;
         self.intents.check()?;
+        for (k, n) in &self.usage_recent {
+            if self.usage.get(k) != Some(*n) {
+                return Err(format!(
+                    "the usage count remembered for {k:?} is {n}, the map holds {:?}",
+                    self.usage.get(k)
+                ));
+            }
+        }
         let mut owners = BTreeSet::new();
         let mut open: BTreeMap<Principal, u32> = Default::default();
         let tasks: BTreeSet<(u64, u8, u64)> = self.due.keys().collect();

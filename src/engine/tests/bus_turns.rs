@@ -625,3 +625,50 @@ fn an_upgrade_keeps_turns_usage_settings_and_inbox() {
     assert!(next.turn_id > t.turn_id, "ids go on");
     assert_eq!(w.state.borrow().handlers.get(&owner()), Some(handler_id()));
 }
+
+/// The counts `bump` remembers (the last 16 pairs) are the map's: pairs called in turn, more of
+/// them than it remembers and some again soon after, count as a model of every call says, with
+/// the remembered counts checked against the map after every call; an upgrade (which empties
+/// the heap) loses no count.
+#[test]
+fn usage_counts_remembered_in_the_heap_stay_the_maps() {
+    use std::collections::BTreeMap;
+    use tool_host_engine::bus::usage::{bump, counts};
+    let w = World::new().setup();
+    let owners: Vec<candid::Principal> = (0..12u8).map(|n| p(100 + n)).collect();
+    let tools = ["icrc1_fee", "icrc1_balance_of", "prepare_icrc1_transfer"];
+    let mut model: BTreeMap<(candid::Principal, &str), u64> = BTreeMap::new();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for step in 0..600 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        // Mostly a few pairs (remembered), now and then any of 36 (forgotten in between).
+        let (o, t) = if seed.is_multiple_of(4) {
+            (
+                owners[(seed >> 8) as usize % 12],
+                tools[(seed >> 16) as usize % 3],
+            )
+        } else {
+            (
+                owners[(seed >> 8) as usize % 3],
+                tools[(seed >> 16) as usize % 2],
+            )
+        };
+        bump(&mut w.state.borrow_mut(), &o, t);
+        *model.entry((o, t)).or_default() += 1;
+        w.state.borrow().check_indexes().unwrap();
+        if step == 300 {
+            w.upgrade();
+        }
+    }
+    for o in &owners {
+        let want: BTreeMap<String, u64> = model
+            .iter()
+            .filter(|((m, _), _)| m == o)
+            .map(|((_, t), n)| (t.to_string(), *n))
+            .collect();
+        let got: BTreeMap<String, u64> = counts(&w.state.borrow(), o).into_iter().collect();
+        assert_eq!(got, want, "{o}");
+    }
+}

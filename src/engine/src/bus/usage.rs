@@ -28,16 +28,32 @@ pub fn counts<M: Memory>(s: &State<M>, owner: &Principal) -> Usage {
 /// The map's `len` is its own count (O(1)), so no counter is kept beside it.
 pub const MAX_USAGE_ENTRIES: u64 = 250_000;
 
+/// Pairs whose count is remembered (`State::usage_recent`).
+const RECENT: usize = 16;
+
 /// One call made by (or for) `owner`: counted unless it would be a new pair past
-/// `MAX_USAGE_ENTRIES`.
+/// `MAX_USAGE_ENTRIES`. The count of a pair counted lately is taken from the heap, so such a
+/// call writes the map without searching it first (a search of up to 250 000 pairs, made by
+/// every tool call). Only this writes the map, and it keeps what it remembers in step; the
+/// heap is rolled back with a message that traps, and is empty after an upgrade.
 pub fn bump<M: Memory>(s: &mut State<M>, owner: &Principal, tool: &str) {
     let key = UsageKey::new(owner, tool);
-    let n = match s.usage.get(&key) {
+    let remembered = s
+        .usage_recent
+        .iter()
+        .position(|(k, _)| *k == key)
+        .map(|i| s.usage_recent.remove(i).1);
+    let n = match remembered.or_else(|| s.usage.get(&key)) {
         Some(n) => n,
         None if s.usage.len() >= MAX_USAGE_ENTRIES => return,
         None => 0,
     };
-    s.usage.insert(key, n.saturating_add(1));
+    let n = n.saturating_add(1);
+    s.usage.insert(key.clone(), n);
+    if s.usage_recent.len() == RECENT {
+        s.usage_recent.remove(0);
+    }
+    s.usage_recent.push((key, n));
 }
 
 /// `tool_usage`: the owner's counts, for the owner and its agents.
