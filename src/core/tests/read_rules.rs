@@ -711,3 +711,26 @@ fn json_text_reads_as_serde_json_reads_it_with_its_errors_placed_in_the_text_giv
     let padded = format!("{}{{\"a\":1}}{}", " ".repeat(61_440), "\n".repeat(100));
     assert_eq!(json_value(&padded).unwrap(), serde_json::json!({"a": 1}));
 }
+
+/// A canister listed twice (a CLI's list may) is the entry that applies to the tool's form,
+/// as the tool's schema offers it.
+#[test]
+fn a_canister_listed_twice_is_read_as_the_entry_that_applies() {
+    use tool_host_core::read::{read_tool_input, Canister, ReadContext};
+    let p = icrc();
+    let plan = &p.plans["prepare_icrc1_transfer"];
+    let mut elsewhere = ledger();
+    elsewhere.forms = Some(vec!["icrc2".into()]);
+    elsewhere.refs.clear();
+    let canisters: Vec<Canister> = vec![elsewhere, ledger()];
+    let ctx = ReadContext {
+        canisters: &canisters,
+        now_ns: Some(NOW),
+        owner: Some(Principal::from_text(OWNER).unwrap()),
+        names: None,
+        memo: None,
+    };
+    let input = with_ledger(json!({"to": OWNER, "amount": "1"}));
+    let out = read_tool_input(plan, &input, &ctx);
+    assert!(out.is_ok(), "{:?}", out.err());
+}

@@ -367,8 +367,7 @@ fn read_canister<'c>(
     match ctx
         .canisters
         .iter()
-        .find(|c| c.id == id)
-        .filter(|c| c.applies_to(&plan.form.id))
+        .find(|c| c.id == id && c.applies_to(&plan.form.id))
     {
         Some(c) => Some((c, canon)),
         None => {
