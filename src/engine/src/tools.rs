@@ -161,16 +161,10 @@ fn input_canister(input: &Value) -> Option<Principal> {
     tool_host_core::text::principal::parse_principal(input.get("canister_id")?.as_str()?).ok()
 }
 
-/// The input as JSON, parsed once (the size was checked by `call_tool`).
+/// The input as JSON, parsed once, as every host reads one (`call_tool` checked the size
+/// against the limits, which are at most the reader's bound).
 fn parse_input(input: &str) -> ApiResult<Value> {
-    tool_host_core::read::json_value(input).map_err(|e| {
-        input_err(vec![tool_host_core::issue::Issue {
-            param: String::new(),
-            path: "$input".into(),
-            code: Code::Input,
-            message: format!("the input is not JSON: {e}"),
-        }])
-    })
+    tool_host_core::read::parse_input(input).map_err(input_err)
 }
 
 /// JSON text with object keys sorted and no spaces: what an intent keeps of its input.
