@@ -29,6 +29,12 @@ const DIR_HEADER: u64 = 64;
 const NEWEST_GROUPS: u64 = 1024;
 pub const MAGIC: &[u8; 4] = b"THT\x01";
 
+/// What a read of the heads that cannot go on says when it traps (the message is rolled back;
+/// the checks read the same through the `_checked` functions and report instead).
+pub(crate) fn or_trap<T>(r: Result<T, String>) -> T {
+    r.unwrap_or_else(|e| panic!("stored intent head: {e}"))
+}
+
 /// The directory's header. Absent on a memory never written: an empty table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Header {
@@ -93,8 +99,7 @@ impl<M: Memory> HeadTable<M> {
     }
 
     fn header_or_trap(&self) -> Option<Header> {
-        self.header()
-            .unwrap_or_else(|e| panic!("stored intent head: {e}"))
+        or_trap(self.header())
     }
 
     fn set_header(&mut self, h: Header) {
@@ -213,8 +218,7 @@ impl<M: Memory> HeadTable<M> {
 
     /// The slot's record, if it holds one; one that cannot be read traps, naming why.
     fn read_slot(&self, page: u32, id: u64) -> Option<Vec<u8>> {
-        self.read_slot_checked(page, id)
-            .unwrap_or_else(|e| panic!("stored intent head: {e}"))
+        or_trap(self.read_slot_checked(page, id))
     }
 
     /// The record of `id`.
@@ -376,10 +380,7 @@ impl<M: Memory> HeadTable<M> {
 
     /// Every id held, ascending (reads every page: checks and upgrades, never a hot path).
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        let groups = self
-            .header_checked()
-            .unwrap_or_else(|e| panic!("stored intent head: {e}"))
-            .map_or(0, |h| h.groups);
+        let groups = or_trap(self.header_checked()).map_or(0, |h| h.groups);
         (0..groups).flat_map(move |g| {
             let page = self.page_of(g * PER_PAGE);
             (g * PER_PAGE..(g + 1) * PER_PAGE)

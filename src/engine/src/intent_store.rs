@@ -10,7 +10,7 @@
 //! versions 1 to 3 of the record, the whole intent) in a B-tree: they are read from there and
 //! moved to the table when written.
 
-use crate::head_table::{HeadTable, INLINE};
+use crate::head_table::{or_trap, HeadTable, INLINE};
 use crate::memory::{grow_to, WASM_PAGE};
 use crate::model::{
     decode_or_trap, head_record, BodyRef, DecodeError, Intent, IntentBody, IntentHead, RawRecord,
@@ -478,7 +478,7 @@ impl<M: Memory> IntentStore<M> {
 
     /// A slot's record: itself, or the bytes it points to in the body slab.
     fn resolve(&self, slot: Vec<u8>) -> Vec<u8> {
-        match Slot::parse(slot).unwrap_or_else(|e| panic!("stored intent head: {e}")) {
+        match or_trap(Slot::parse(slot)) {
             Slot::Inline(record) => record,
             Slot::Spilled(r) => self.bodies.read(r),
         }
@@ -523,7 +523,7 @@ impl<M: Memory> IntentStore<M> {
 
     /// A replaced or removed slot's record; a spilled one's chunks are freed.
     fn release_slot(&mut self, slot: Vec<u8>) -> Vec<u8> {
-        match Slot::parse(slot).unwrap_or_else(|e| panic!("stored intent head: {e}")) {
+        match or_trap(Slot::parse(slot)) {
             Slot::Inline(record) => record,
             Slot::Spilled(r) => {
                 let record = self.bodies.read(r);
