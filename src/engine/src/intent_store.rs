@@ -275,6 +275,16 @@ impl<M: Memory> BodySlab<M> {
             .unwrap_or_else(|e| panic!("stored intent body: {e}"))
     }
 
+    /// A body's first byte (its record's version), read alone; `None` for an empty body.
+    pub fn first_byte(&self, r: BodyRef) -> Option<u8> {
+        if r.len == 0 {
+            return None;
+        }
+        let mut b = [0u8; 1];
+        self.memory.read(Self::at(r.first) + NEXT, &mut b);
+        Some(b[0])
+    }
+
     /// Returns a body's chunks to the free list.
     pub fn free(&mut self, r: BodyRef) {
         let mut h = self.header_or_trap();
@@ -455,6 +465,9 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let word = |c: &[u8]| u64::from_le_bytes(c.try_into().expect("8 bytes"));
     wa.zip(wb).all(|(x, y)| word(x) == word(y)) && ra == rb
 }
+
+/// A body record's version byte as `IntentStore::insert` writes it (version 2 is packed).
+const PLAIN_BODY: u8 = 1;
 
 /// Intents kept in [`IntentStore::recent`]: a flow reads one intent or two, and a send's reply
 /// arrives after other messages have read theirs.
@@ -697,6 +710,62 @@ impl<M: Memory> IntentStore<M> {
             whole,
         };
         (replaced, s.body())
+    }
+
+    /// Packs intent `id`'s body (`crate::packed_body`) when that takes fewer chunks: the
+    /// packed body is written, the head rewritten to name it, then the plain one's chunks are
+    /// freed. Answers whether it did; a body packed already, a whole record of layouts 1 and 2
+    /// or a body packing would not shorten is left as it is. For settled intents only (the
+    /// prune task): a body is read and written whole here, costlier than a prepare should pay.
+    pub fn pack(&mut self, id: u64) -> bool {
+        // Usually the intent was just read (the prune task, a settle): what the store
+        // remembers of it is what is stored (see `recent`), so only the body's version byte is
+        // read.
+        let kept = self
+            .recent
+            .borrow()
+            .iter()
+            .find(|e| e.head.id == id)
+            .map(|e| (e.head.clone(), e.body.clone()));
+        let (head, body) = match kept {
+            Some((head, body)) => {
+                if self.bodies.first_byte(head.body) != Some(PLAIN_BODY) {
+                    return false;
+                }
+                (head, body)
+            }
+            None => {
+                let Some(raw) = self.raw(id) else {
+                    return false;
+                };
+                let StoredIntent::Head(head) = RawRecord(raw).decode::<StoredIntent>() else {
+                    return false;
+                };
+                let plain = self.bodies.read(head.body);
+                if plain.first() != Some(&PLAIN_BODY) {
+                    return false;
+                }
+                (head, decode_or_trap(&plain))
+            }
+        };
+        let Some(packed) = body.encode_packed() else {
+            return false;
+        };
+        if BodySlab::<M>::chunks(packed.len() as u32) >= BodySlab::<M>::chunks(head.body.len) {
+            return false;
+        }
+        // The plain body's chunks are freed first (it is decoded above, and nothing can see
+        // the slab between here and the head's write): the packed body takes them back, so
+        // packing never grows the slab.
+        self.bodies.free(head.body);
+        let head = IntentHead {
+            body: self.bodies.write(&packed),
+            ..head
+        };
+        let record = head_record(&head);
+        self.write_raw(id, &record);
+        self.remember(head, body, record);
+        true
     }
 
     /// Removes an intent and frees its body.

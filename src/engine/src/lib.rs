@@ -22,6 +22,7 @@ pub mod names;
 pub mod outcome;
 pub mod owner_counts;
 pub mod owners;
+pub mod packed_body;
 pub mod reconcile;
 pub mod registry;
 pub mod results;

@@ -332,10 +332,11 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
                     s.raise_stamp_floor(i.owner, i.identity, stamp);
                 }
             }
-            crate::send::schedule_prune(s, &i, now);
             // Its prepare was a tool call, counted for its owner (to the counts' bound).
             crate::bus::usage::bump(s, &i.owner, &i.tool);
-            s.put_intent(i);
+            s.put_intent(i.clone());
+            // Stored first: the prune task that released an older copy's floor packed its body.
+            crate::send::schedule_prune(s, &i, now, crate::send::PruneBy::Task);
             last = id;
         }
         Ok(last)

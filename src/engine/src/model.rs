@@ -31,7 +31,8 @@ impl std::error::Error for DecodeError {}
 pub trait Versioned: Sized {
     /// Its name in errors and docs.
     const WHAT: &'static str;
-    /// The version this code writes.
+    /// The newest version this code writes (`encode` writes it; the intent body also writes
+    /// version 1, see there).
     const CURRENT: u8;
     /// Every version this code reads, oldest first (the last is [`Versioned::CURRENT`]).
     const READS: &'static [u8];
@@ -381,7 +382,7 @@ pub struct Config {
 /// reads every version of every record (`READS` is `1..=CURRENT`, tested), so a memory written
 /// by layout `n` is readable by code of layout `n` or later, and only by that: an upgrade
 /// compares this number instead of reading every record (`State::check_layout`).
-pub const LAYOUT: u32 = 3;
+pub const LAYOUT: u32 = 4;
 
 /// What an admin set for the builtin tools, and the bus's id counters: small, and read with
 /// the config anyway (a cell of its own would take a 512 KiB bucket).
@@ -929,7 +930,50 @@ pub struct IntentBody {
     pub summary: String,
     pub names: Vec<StoredName>,
 }
-single_version!(IntentBody, "intent body", 2048);
+
+/// Version 1 is the body as written (postcard); version 2 the same bytes packed
+/// (`crate::packed_body`), which a settled intent's body becomes once its floor has gone
+/// (`IntentStore::pack`). Both are written: `encode` writes version 1 (a prepare's, a
+/// re-stamp's), `encode_packed` version 2, the newest (`CURRENT`); packing is done once, by a
+/// task of the timer.
+impl Versioned for IntentBody {
+    const WHAT: &'static str = "intent body";
+    const TYPICAL_BYTES: usize = 2048;
+    const CURRENT: u8 = 2;
+    const READS: &'static [u8] = &[1, 2];
+    fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
+        if version == 2 {
+            let plain = crate::packed_body::unpack(body).map_err(|reason| DecodeError {
+                what: Self::WHAT,
+                reason: format!("version 2: {reason}"),
+            })?;
+            return read_body(Self::WHAT, version, &plain);
+        }
+        read_body(Self::WHAT, version, body)
+    }
+    fn encode(&self) -> Vec<u8> {
+        self.encode_body(record_buffer(1, Self::TYPICAL_BYTES))
+    }
+    fn encode_body(&self, out: Vec<u8>) -> Vec<u8> {
+        body_into(self, out)
+    }
+}
+storable!(IntentBody);
+
+impl IntentBody {
+    /// The record packed (version 2), or `None` when packing would not make it smaller (or it
+    /// is past `packed_body::MAX_UNPACKED`).
+    pub fn encode_packed(&self) -> Option<Vec<u8>> {
+        let plain = body_into(self, Vec::with_capacity(Self::TYPICAL_BYTES));
+        let packed = crate::packed_body::pack(&plain)?;
+        if packed.len() >= plain.len() {
+            return None;
+        }
+        let mut out = record_buffer(2, packed.len() + 1);
+        out.extend_from_slice(&packed);
+        Some(out)
+    }
+}
 
 /// Where an intent's body is in the body slab: its first chunk and its length in bytes, and
 /// the slab's count of writes when it was written (no two bodies ever have the same: chunks

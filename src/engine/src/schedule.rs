@@ -167,7 +167,7 @@ fn expire<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u
             // it (`send::settle` scheduled the prune then), it has one: a second, at another
             // time if the retention changed since, would outlive the intent.
             if i.settled_at.is_none_or(|t| t < i.expires_at) {
-                crate::send::schedule_prune(s, &i, now);
+                crate::send::schedule_prune(s, &i, now, crate::send::PruneBy::Task);
             }
         } else if i.status == Status::Open && now >= i.expires_at {
             settle(
@@ -195,7 +195,7 @@ fn prune<M: ic_stable_structures::Memory>(s: &mut crate::state::State<M>, id: u6
         } else {
             // Its floor's time (the floor goes, the removal is scheduled), or the retention
             // period grew since: wait for the new one.
-            crate::send::schedule_prune(s, &i, now);
+            crate::send::schedule_prune(s, &i, now, crate::send::PruneBy::Task);
         }
     }
 }

@@ -425,7 +425,7 @@ pub fn settle<M: Memory>(
     // Before its preview's expiry an intent's EXPIRE task is still due, and schedules the prune
     // when it runs (schedule.rs): a send settling in time writes no task of its own.
     if now >= i.expires_at {
-        schedule_prune(s, i, now);
+        schedule_prune(s, i, now, PruneBy::Message);
     }
 }
 
@@ -446,16 +446,36 @@ pub fn floor_release_at(i: &Intent) -> Option<u64> {
     i.highest_stamp().map(|t| t.saturating_add(FLOOR_KEEP_NS))
 }
 
+/// Who moves a settled intent's prune task: a task of the timer (the prune and expiry tasks,
+/// and the benchmark's fill standing in for them), or a message that settled the intent (a
+/// confirm, a send's reply, a reconciliation, a decline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PruneBy {
+    Task,
+    Message,
+}
+
 /// The settled intent's prune task: first when its floor may go, if that is before its
 /// removal, else when it is due (see [`prune_due`]); a floor whose time has come goes now.
 /// Floors are kept about a day rather than the retention period: fewer of them to search on
-/// every prepare, and less stable memory per intent kept.
-pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent, now: u64) {
+/// every prepare, and less stable memory per intent kept. When the floor goes the body is
+/// packed (`IntentStore::pack`: settled and past every window, the intent is only read from
+/// then on; a transfer's body takes two chunks of the slab instead of four), by a task only:
+/// a message that settles an intent after its floor's time (whose floor goes as it settles)
+/// leaves the packing to the prune task, due now, in a message of its own, so no confirm,
+/// reply or reconciliation pays for it or reads the body for it.
+pub fn schedule_prune<M: Memory>(s: &mut State<M>, i: &Intent, now: u64, by: PruneBy) {
     let due = prune_due(s, i);
     let at = match floor_release_at(i) {
         Some(release) if release <= now => {
             s.release_floor(i.owner, i.identity, i.highest_stamp());
-            due
+            match by {
+                PruneBy::Task => {
+                    s.intents.pack(i.id);
+                    due
+                }
+                PruneBy::Message => now.min(due),
+            }
         }
         Some(release) if release < due => release,
         _ => due,

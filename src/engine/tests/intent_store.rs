@@ -101,6 +101,10 @@ enum Op {
     Remove {
         id: u64,
     },
+    /// Pack the body (a settled intent's, once its floor has gone).
+    Pack {
+        id: u64,
+    },
 }
 
 /// More ids than the store remembers intents (16), so that some reads miss its memory.
@@ -115,6 +119,7 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(id, input)| Op::Put { id, input }),
         (0u64..IDS).prop_map(|id| Op::Settle { id }),
         (0u64..IDS).prop_map(|id| Op::Remove { id }),
+        (0u64..IDS).prop_map(|id| Op::Pack { id }),
     ]
 }
 
@@ -154,6 +159,20 @@ proptest! {
                 Op::Remove { id } => {
                     prop_assert_eq!(s.remove(&id), model.remove(&id));
                 }
+                Op::Pack { id } => {
+                    let before = s.get_head(&id).and_then(|h| h.body());
+                    let packed = s.pack(id);
+                    let after = s.get_head(&id).and_then(|h| h.body());
+                    match (before, after) {
+                        (Some(b), Some(a)) if packed => prop_assert!(
+                            BodySlab::<VectorMemory>::chunks(a.len) < BodySlab::<VectorMemory>::chunks(b.len),
+                            "packed into fewer chunks: {:?} -> {:?}", b, a
+                        ),
+                        _ => prop_assert_eq!(before, after, "nothing packed, nothing moved"),
+                    }
+                    prop_assert!(!packed || model.contains_key(&id));
+                    prop_assert!(!s.pack(id), "a packed body is packed once");
+                }
             }
             s.check().map_err(TestCaseError::fail)?;
             prop_assert_eq!(s.len(), model.len() as u64);
@@ -162,9 +181,13 @@ proptest! {
                 prop_assert_eq!(s.get(&id), model.get(&id).cloned());
                 prop_assert_eq!(fresh.get(&id), model.get(&id).cloned());
             }
+            // Each live body's chunks, packed or not (its head says how long it is).
             let live: u32 = model
-                .values()
-                .map(|i| BodySlab::<VectorMemory>::chunks(body_len(i)))
+                .keys()
+                .map(|id| {
+                    let r = s.get_head(id).and_then(|h| h.body()).expect("a head names its body");
+                    BodySlab::<VectorMemory>::chunks(r.len)
+                })
                 .sum();
             let (high, free) = s.body_chunks();
             prop_assert_eq!(high - free, live, "chunks in use are the live bodies'");
@@ -226,6 +249,117 @@ fn a_head_only_write_keeps_the_body_and_a_new_body_frees_the_old() {
     assert!(s.remove(&1).is_some());
     assert_eq!(s.body_chunks().1, free + small);
     s.check().unwrap();
+}
+
+/// A transfer's body as the engine writes one (the preview, the input and the summary naming
+/// the same accounts): what packing is for.
+fn transfer(id: u64) -> Intent {
+    let to = "k2t6j-2nvnp-4zjm3-25dtz-6xhaa-c7boj-5gayf-oj3xs-i43lp-teztq-6ae";
+    let mut i = intent(id, 0, 0, Status::Done);
+    i.tool = "prepare_icrc1_transfer".into();
+    i.input_json =
+        format!(r#"{{"amount":"1.5","canister_id":"ryjl3-tyaaa-aaaaa-aaaba-cai","to":"{to}"}}"#);
+    i.arg = hex::decode("4449444c066c06fbca0101c6fcb60204ba89e5c20402a2de94eb060282f3f3910c05d8a38ca80d7d6c02b3b0dac30368ad86ca8305026e036d7b6e7d6e780100011db56bf994b37ae8e79f5ce000be1727a6060ae4eef24736b7cc999c3c020001904e01105793384fe0ad58b2730812f762fd08550120d054c34a77cc450f776ff244089b0e80f3558c973343e9db158ea51ea0350c70010040426ae518ed1880a3c347").unwrap();
+    i.memo = Some(vec![0x57; 16]);
+    i.preview_json = format!(
+        r#"{{"preview_id":"{id}","tool":"prepare_icrc1_transfer","method":"icrc1_transfer","canister":"ryjl3-tyaaa-aaaaa-aaaba-cai","canister_label":"TKA","title":"Transfer tokens","effect":{{"kind":"transfer","irreversible":true,"replicated":true}},"arguments":{{"amount":"1.5 TKA","created_at_time":"2026-12-01T10:00:00Z","fee":"0.0001 TKA","from_subaccount":"d054c34a77cc450f776ff244089b0e80f3558c973343e9db158ea51ea0350c70","memo":"5793384fe0ad58b2730812f762fd0855","to":"{to}"}}}}"#
+    );
+    i.summary = format!("Transfer tokens (amount 1.5 TKA, to {to})");
+    i.settled_at = Some(2);
+    i
+}
+
+/// A settled transfer's body packs from four chunks into two; it reads back as it was, in
+/// this store and in one opened anew; packing again does nothing; a head-only write keeps the
+/// packed body, and a new body (a write not remembered, or changed) is written plain and
+/// frees the packed one's chunks.
+#[test]
+fn a_packed_body_reads_as_the_plain_one() {
+    let (mut s, h, b) = store();
+    let i = transfer(1);
+    s.insert(i.clone());
+    assert_eq!(
+        s.body_chunks(),
+        (4, 0),
+        "a transfer's body takes four chunks"
+    );
+    // Packed by a store that does not remember it (read from memory); a store that does
+    // reads only the version byte: see `fresh` below.
+    let mut s = open(&h, &b);
+    assert!(s.pack(1));
+    let packed = s.get_head(&1).and_then(|h| h.body()).unwrap();
+    assert_eq!(
+        BodySlab::<VectorMemory>::chunks(packed.len),
+        2,
+        "{packed:?}"
+    );
+    assert_eq!(
+        s.body_chunks(),
+        (4, 2),
+        "the plain body freed, its chunks taken back by the packed one: the slab never grows"
+    );
+    assert_eq!(s.get(&1), Some(i.clone()));
+    assert_eq!(open(&h, &b).get(&1), Some(i.clone()), "read from memory");
+    s.check().unwrap();
+    assert!(!s.pack(1), "packed once");
+    assert!(!open(&h, &b).pack(1), "packed once, read from memory too");
+    assert!(!s.pack(9), "no such intent");
+    // The store remembers it: a head-only write keeps the packed chunks.
+    let mut later = i.clone();
+    later.updated_at = 5;
+    s.insert(later.clone());
+    assert_eq!(s.get_head(&1).and_then(|h| h.body()), Some(packed));
+    // Opened anew, nothing remembered: the body is written plain, the packed one freed.
+    let mut fresh = open(&h, &b);
+    fresh.insert(later.clone());
+    let plain = fresh.get_head(&1).and_then(|h| h.body()).unwrap();
+    assert_eq!(BodySlab::<VectorMemory>::chunks(plain.len), 4);
+    assert_eq!(fresh.get(&1), Some(later.clone()));
+    fresh.check().unwrap();
+    assert_eq!(fresh.body_chunks(), (6, 2));
+    assert!(fresh.pack(1));
+    assert_eq!(fresh.body_chunks(), (6, 4), "packing took no new chunk");
+    // A changed body (stamped again) is written plain.
+    let mut restamped = later;
+    restamped.arg[0] ^= 1;
+    fresh.insert(restamped.clone());
+    assert_eq!(fresh.get(&1), Some(restamped));
+    fresh.check().unwrap();
+    // A body packing would not shorten by a chunk is left as it is: one of a chunk already,
+    // and one of two chunks that packs shorter but still into two.
+    let mut two = intent(3, 0, 10, Status::Done);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    two.input_json = (0..300)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b"0123456789abcdef"[(x >> 60) as usize])
+        })
+        .collect::<String>()
+        + &"i".repeat(60);
+    assert_eq!(BodySlab::<VectorMemory>::chunks(body_len(&two)), 2);
+    let (_, b) = two.clone().split(BodyRef {
+        first: 0,
+        len: 0,
+        write: 0,
+    });
+    let packed = b.encode_packed().expect("shorter packed");
+    assert_eq!(
+        BodySlab::<VectorMemory>::chunks(packed.len() as u32),
+        2,
+        "{}",
+        packed.len()
+    );
+    for small in [intent(2, 10, 10, Status::Done), two] {
+        let id = small.id;
+        fresh.insert(small);
+        let at = fresh.get_head(&id).and_then(|h| h.body());
+        assert!(!fresh.pack(id), "intent {id}");
+        assert_eq!(fresh.get_head(&id).and_then(|h| h.body()), at);
+    }
+    assert!(fresh.remove(&1).is_some());
+    fresh.check().unwrap();
 }
 
 #[test]

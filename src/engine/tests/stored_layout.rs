@@ -215,13 +215,14 @@ fn the_layout_names_every_current_version() {
         tool_host_engine::intent_store::SPILLED,
     );
     // Layout 1: config version 4, when the number came in. Layout 2: the expiry index (25).
-    // Layout 3: intent heads by id (the head table, 26 and 27).
+    // Layout 3: intent heads by id (the head table, 26 and 27). Layout 4: settled intents'
+    // bodies packed (intent body version 2).
     let pinned = [
         ("config", 4),
         ("form", 1),
         ("target", 2),
         ("intent", 4),
-        ("intent body", 1),
+        ("intent body", 2),
         ("in-flight send", 1),
         ("turn", 1),
         ("inbox entry", 1),
@@ -231,7 +232,7 @@ fn the_layout_names_every_current_version() {
     assert_eq!(
         (LAYOUT, &found[..], &structures[..], &kinds[..], slab, heads),
         (
-            3,
+            4,
             &pinned[..],
             &(0..=27)
                 .map(ic_stable_structures::memory_manager::MemoryId::new)
@@ -515,8 +516,86 @@ fn intent() {
         write: 0x0506_0708_090a,
     });
     current("intent_v4", &StoredIntent::Head(head.clone()));
-    current("intent_body_v1", &body);
+    written("intent_body_v1", &Versioned::encode(&body), &body);
     assert_eq!(head.join(body), v3);
+}
+
+/// A record one of several versions this code writes: `bytes` (written with that version's
+/// encoder) are its fixture byte for byte, and the fixture decodes back to `value`.
+fn written<T: Versioned + PartialEq + std::fmt::Debug>(name: &str, bytes: &[u8], value: &T) {
+    let fixture = golden(name, bytes);
+    assert_eq!(
+        hex::encode(bytes),
+        hex::encode(&fixture),
+        "{name}: this layout no longer writes its fixture; a changed layout is a new version \
+         (docs/stable-layout.md)"
+    );
+    assert_eq!(&T::decode(&fixture).expect("decodes"), value, "{name}");
+}
+
+/// A body is written as version 1 (a prepare's, plain) and becomes version 2 (packed with the
+/// dictionary of `packed_body`) once its intent is settled and its floor gone: both decode to
+/// the same body. The packed fixture pins the dictionary too: version 2 is read with exactly
+/// those bytes.
+#[test]
+fn intent_body_plain_and_packed() {
+    let to = "k2t6j-2nvnp-4zjm3-25dtz-6xhaa-c7boj-5gayf-oj3xs-i43lp-teztq-6ae";
+    let body = IntentBody {
+        form_id: "icrc1".into(),
+        tool: "prepare_icrc1_transfer".into(),
+        method: "icrc1_transfer".into(),
+        input_json: format!(r#"{{"amount":"1.5","canister_id":"ryjl3-tyaaa-aaaaa-aaaba-cai","to":"{to}"}}"#),
+        arg: hex::decode("4449444c066c06fbca0101c6fcb60204ba89e5c20402a2de94eb060282f3f3910c05d8a38ca80d7d6c02b3b0dac30368ad86ca8305026e036d7b6e7d6e780100011db56bf994b37ae8e79f5ce000be1727a6060ae4eef24736b7cc999c3c020001904e01105793384fe0ad58b2730812f762fd08550120d054c34a77cc450f776ff244089b0e80f3558c973343e9db158ea51ea0350c70010040426ae518ed1880a3c347").unwrap(),
+        memo: Some(hex::decode("5793384fe0ad58b2730812f762fd0855").unwrap()),
+        preview_json: format!(r#"{{"preview_id":"1","tool":"prepare_icrc1_transfer","method":"icrc1_transfer","canister":"ryjl3-tyaaa-aaaaa-aaaba-cai","canister_label":"TKA","title":"Transfer tokens","effect":{{"kind":"transfer","irreversible":true,"replicated":true}},"arguments":{{"amount":"1.5 TKA","created_at_time":"2026-12-01T10:00:00Z","fee":"0.0001 TKA","from_subaccount":"d054c34a77cc450f776ff244089b0e80f3558c973343e9db158ea51ea0350c70","memo":"5793384fe0ad58b2730812f762fd0855","to":"{to}"}}}}"#),
+        summary: format!("Transfer tokens (amount 1.5 TKA, to {to})"),
+        names: vec![StoredName {
+            set: "contacts".into(),
+            name: "bob".into(),
+            value: StoredValue::Text(to.into()),
+        }],
+    };
+    let plain = Versioned::encode(&body);
+    assert_eq!(plain[0], 1, "a prepare writes version 1");
+    let packed = body.encode_packed().expect("a transfer's body packs");
+    assert_eq!(packed[0], IntentBody::CURRENT, "packed is version 2");
+    assert!(
+        packed.len() * 2 < plain.len(),
+        "{} bytes packed, {} plain",
+        packed.len(),
+        plain.len()
+    );
+    // The fixture of version 1 is the older test's body (`intent`); this one's plain bytes
+    // decode the same either way.
+    assert_eq!(IntentBody::decode(&plain).unwrap(), body);
+    // The fixture decodes (with the dictionary, which is part of the layout); the encoder's
+    // own bytes are not pinned (another lz4_flex may find other matches, read all the same),
+    // only that they decode to the body.
+    let fixture = golden("intent_body_v2", &packed);
+    assert_eq!(
+        IntentBody::decode(&fixture).expect("decodes"),
+        body,
+        "intent_body_v2"
+    );
+    assert_eq!(IntentBody::decode(&packed).expect("decodes"), body);
+    // A body packing would lengthen is not packed.
+    let tiny = IntentBody {
+        form_id: "f".into(),
+        tool: "t".into(),
+        method: "m".into(),
+        input_json: "{}".into(),
+        arg: vec![],
+        memo: None,
+        preview_json: "{}".into(),
+        summary: String::new(),
+        names: vec![],
+    };
+    assert_eq!(tiny.encode_packed(), None);
+    // A packed record that does not unpack is an error naming the version, never a body.
+    let mut broken = packed.clone();
+    broken.truncate(packed.len() - 3);
+    let e = IntentBody::decode(&broken).unwrap_err();
+    assert!(e.to_string().contains("version 2"), "{e}");
 }
 
 /// Only an `arg_hex` of the record's own bytes at the very end is taken off; anything else is

@@ -674,7 +674,32 @@ pub fn quick(run: &mut Run) -> Check {
     );
     bus(run, &mut w, "bus and MCP", "")?;
     mcp_http(run, &mut w, "bus and MCP")?;
+    let per_intent = floors_released(&mut w)?;
+    run.put_unit(
+        g,
+        "a settled intent's floor released and its body packed (its prune task's first run)",
+        per_intent,
+        None,
+        Some("instructions per intent"),
+    );
     Ok(())
+}
+
+/// A day after the stamps: every intent is settled, and its prune task's first run releases
+/// its floor and packs its body. The clock is moved to just short of that first (the expiries,
+/// a refs refresh) and then past it; answers the second tick's count per intent kept.
+fn floors_released(w: &mut World) -> Check<u64> {
+    w.b.advance_time(Duration::from_secs(23 * 3_600));
+    w.b.run_until_quiet(1_000)?;
+    let intents = w.stats()?.intents;
+    w.b.advance_time(Duration::from_secs(2 * 3_600));
+    let t0 = host_count(w)?;
+    w.b.run_until_quiet(1_000)?;
+    let spent = host_count(w)? - t0;
+    if intents == 0 {
+        return Err(Fail::Failed("no intents to release".into()));
+    }
+    Ok(spent / intents)
 }
 
 /// The full benchmark: steady state, upgrades and scale, and the growth tables.
