@@ -124,11 +124,12 @@ pub async fn send<R: Runtime>(
         Ok(Ok(Prepared { intent: i, attempt, tool, journal, timeout }))
     })?;
     rt.mark("confirm: marked in flight");
+    // Armed before any answer: a preview settled here as expired has its prune task due.
+    schedule::arm_new(rt);
     let p = match step {
         Ok(p) => p,
         Err(answer) => return Ok(answer),
     };
-    schedule::arm_new(rt);
     if p.journal {
         // The target's log length, journaled before the send: reconciliation starts there.
         match reconcile::read_log_length(rt, p.intent.canister, p.timeout).await {

@@ -572,7 +572,14 @@ impl<M: Memory> State<M> {
                     i.status, i.finding
                 ));
             }
-            if i.status.is_final() && !kinds.contains(&(id, TaskKind::Prune.byte())) && !expiry {
+            // A settled intent has its prune task; one settled before its expiry may wait for
+            // the expiry task to schedule it (`schedule::expire`), one settled at or after it
+            // had it scheduled as it settled (`send::settle`).
+            let before_expiry = i.settled_at.is_none_or(|t| t < i.expires_at);
+            if i.status.is_final()
+                && !kinds.contains(&(id, TaskKind::Prune.byte()))
+                && !(expiry && before_expiry)
+            {
                 return Err(format!("settled intent {id} has no prune task"));
             }
             // A floor is kept while any intent of its arguments may still be sent, and at least

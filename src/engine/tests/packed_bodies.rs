@@ -62,15 +62,18 @@ fn a_settled_transfers_body_is_packed_when_its_floor_goes_and_reads_the_same() {
     assert_eq!(w.intent(a), whole);
     assert_eq!(listed(&w), page, "listed as before");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
-    // Its retention passes: removed, its chunks free for the next bodies.
+    // Its retention passes: removed, its two chunks free for the next bodies.
+    let (_, free) = w.state.borrow().intents.body_chunks();
     run_hours(&w, 30 * 24);
     assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
+    assert_eq!(w.state.borrow().intents.body_chunks().1, free + 2);
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
 }
 
 /// An intent whose prune is first scheduled after its floor's time (a 3-day preview: its
 /// expiry task schedules it) is packed then; one not settled is never packed, and one that
-/// settles after its floor's time (expired) is packed as it settles.
+/// settles after its floor's time (expired by the expiry task) is packed by its prune task, due
+/// at once (the next tick).
 #[test]
 fn a_body_is_packed_whenever_its_floor_goes_and_never_before_it_settles() {
     let w = World::new().setup();
@@ -93,9 +96,8 @@ fn a_body_is_packed_whenever_its_floor_goes_and_never_before_it_settles() {
 }
 
 /// A message that settles an intent after its floor's time (a confirm of a 3-day preview that
-/// expired, before the expiry task ran) releases the floor but packs nothing: the confirm
-/// reads and writes what it did before; the prune task, due at once, packs the body in the
-/// timer's next message.
+/// expired, before the expiry task ran) releases the floor but packs nothing; it arms the
+/// timer for the prune task, due at once, which packs the body in the timer's next message.
 #[test]
 fn a_message_that_settles_an_intent_packs_nothing_and_the_prune_task_does() {
     let w = World::new().setup();
@@ -104,6 +106,7 @@ fn a_message_that_settles_an_intent_packs_nothing_and_the_prune_task_does() {
     tool_host_engine::registry::set_limits(&*w, controller(), l).unwrap();
     let (a, d) = w.prepare("1.5");
     w.advance(73 * 3_600 * SEC);
+    w.woke.borrow_mut().clear();
     let r = w.confirm(owner(), a, &d).unwrap();
     assert_eq!(r.outcome.as_deref(), Some("expired"), "{}", r.content);
     let i = w.intent(a);
@@ -114,6 +117,26 @@ fn a_message_that_settles_an_intent_packs_nothing_and_the_prune_task_does() {
     );
     assert_eq!(body_chunks(&w, a), 4, "not packed by the confirm");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    // Settled after its expiry, it has its prune task now (the expiry task will not make
+    // one): the checks see it missing.
+    {
+        let mut s = w.state.borrow_mut();
+        let prune = tool_host_engine::model::TaskKind::Prune.byte();
+        let key = s
+            .due
+            .keys()
+            .find(|(_, k, id)| *id == a && *k == prune)
+            .expect("a prune task");
+        s.due.remove(&key);
+        let e = s.check_indexes().unwrap_err();
+        assert!(e.contains("no prune task"), "{e}");
+        s.due.insert(key, ());
+    }
+    let woke = w.woke.borrow().clone();
+    assert!(
+        woke.last().is_some_and(|t| *t <= w.now.get()),
+        "the confirm asked for a wake-up by now: {woke:?}"
+    );
     w.run_timers();
     assert_eq!(body_chunks(&w, a), 2, "packed by the prune task");
     assert!(w.state.borrow().intents.contains_key(&a), "and kept");
