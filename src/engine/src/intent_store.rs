@@ -466,9 +466,6 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     wa.zip(wb).all(|(x, y)| word(x) == word(y)) && ra == rb
 }
 
-/// A body record's version byte as `IntentStore::insert` writes it (version 2 is packed).
-const PLAIN_BODY: u8 = 1;
-
 /// Intents kept in [`IntentStore::recent`]: a flow reads one intent or two, and a send's reply
 /// arrives after other messages have read theirs.
 const RECENT: usize = 16;
@@ -566,6 +563,15 @@ impl<M: Memory> IntentStore<M> {
         r.push(Recent { head, body, record });
     }
 
+    /// The head and body remembered for intent `id`, as stored (see `recent`).
+    fn remembered(&self, id: u64) -> Option<(IntentHead, IntentBody)> {
+        self.recent
+            .borrow()
+            .iter()
+            .find(|e| e.head.id == id)
+            .map(|e| (e.head.clone(), e.body.clone()))
+    }
+
     fn forget(&self, id: u64) {
         self.recent.borrow_mut().retain(|e| e.head.id != id);
     }
@@ -585,13 +591,7 @@ impl<M: Memory> IntentStore<M> {
     /// (trusted without a check: see there), else read and remembered for the write that
     /// usually follows.
     pub fn get(&self, id: &u64) -> Option<Intent> {
-        let kept = self
-            .recent
-            .borrow()
-            .iter()
-            .find(|e| e.head.id == *id)
-            .map(|e| (e.head.clone(), e.body.clone()));
-        if let Some((head, body)) = kept {
+        if let Some((head, body)) = self.remembered(*id) {
             return Some(head.join(body));
         }
         let raw = RawRecord(self.raw(*id)?);
@@ -712,28 +712,17 @@ impl<M: Memory> IntentStore<M> {
         (replaced, s.body())
     }
 
-    /// Packs intent `id`'s body (`crate::packed_body`) when that takes fewer chunks: the
-    /// packed body is written, the head rewritten to name it, then the plain one's chunks are
-    /// freed. Answers whether it did; a body packed already, a whole record of layouts 1 and 2
-    /// or a body packing would not shorten is left as it is. For settled intents only (the
-    /// prune task): a body is read and written whole here, costlier than a prepare should pay.
+    /// Packs intent `id`'s body (`crate::packed_body`) when that takes fewer chunks: the plain
+    /// body's chunks are freed, the packed body written (into those chunks first), then the
+    /// head rewritten to name it. Answers whether it did; a body packed already, a whole record
+    /// of layouts 1 and 2 or a body packing would not shorten is left as it is. For settled
+    /// intents, by a task of the timer only (`send::schedule_prune`): a body is encoded and
+    /// compressed here, costlier than a prepare or a reply should pay.
     pub fn pack(&mut self, id: u64) -> bool {
-        // Usually the intent was just read (the prune task, a settle): what the store
-        // remembers of it is what is stored (see `recent`), so only the body's version byte is
-        // read.
-        let kept = self
-            .recent
-            .borrow()
-            .iter()
-            .find(|e| e.head.id == id)
-            .map(|e| (e.head.clone(), e.body.clone()));
-        let (head, body) = match kept {
-            Some((head, body)) => {
-                if self.bodies.first_byte(head.body) != Some(PLAIN_BODY) {
-                    return false;
-                }
-                (head, body)
-            }
+        // Usually the intent was just read (the prune task): what the store remembers of it is
+        // what is stored (see `recent`), so its body is neither read nor decoded.
+        let (head, kept) = match self.remembered(id) {
+            Some((head, body)) => (head, Some(body)),
             None => {
                 let Some(raw) = self.raw(id) else {
                     return false;
@@ -741,13 +730,13 @@ impl<M: Memory> IntentStore<M> {
                 let StoredIntent::Head(head) = RawRecord(raw).decode::<StoredIntent>() else {
                     return false;
                 };
-                let plain = self.bodies.read(head.body);
-                if plain.first() != Some(&PLAIN_BODY) {
-                    return false;
-                }
-                (head, decode_or_trap(&plain))
+                (head, None)
             }
         };
+        if self.bodies.first_byte(head.body) != Some(IntentBody::PLAIN) {
+            return false;
+        }
+        let body = kept.unwrap_or_else(|| decode_or_trap(&self.bodies.read(head.body)));
         let Some(packed) = body.encode_packed() else {
             return false;
         };

@@ -952,7 +952,7 @@ impl Versioned for IntentBody {
         read_body(Self::WHAT, version, body)
     }
     fn encode(&self) -> Vec<u8> {
-        self.encode_body(record_buffer(1, Self::TYPICAL_BYTES))
+        self.encode_body(record_buffer(Self::PLAIN, Self::TYPICAL_BYTES))
     }
     fn encode_body(&self, out: Vec<u8>) -> Vec<u8> {
         body_into(self, out)
@@ -961,6 +961,9 @@ impl Versioned for IntentBody {
 storable!(IntentBody);
 
 impl IntentBody {
+    /// The version `encode` writes: the body as a prepare or a re-stamp writes it.
+    pub const PLAIN: u8 = 1;
+
     /// The record packed (version 2), or `None` when packing would not make it smaller (or it
     /// is past `packed_body::MAX_UNPACKED`).
     pub fn encode_packed(&self) -> Option<Vec<u8>> {
@@ -969,7 +972,7 @@ impl IntentBody {
         if packed.len() >= plain.len() {
             return None;
         }
-        let mut out = record_buffer(2, packed.len() + 1);
+        let mut out = record_buffer(Self::CURRENT, packed.len() + 1);
         out.extend_from_slice(&packed);
         Some(out)
     }
