@@ -465,12 +465,6 @@ fn a_form_or_canister_in_use_is_never_changed_under_its_intents() {
 
 // Bounds on what any principal makes the canister keep or spend.
 
-fn with_limits(w: &World, f: impl FnOnce(&mut Limits)) {
-    let mut l = registry::get_limits(w, controller()).unwrap();
-    f(&mut l);
-    registry::set_limits(w, controller(), l).unwrap();
-}
-
 fn prepare_n(w: &World, n: usize, start: u64) -> Vec<ApiResult<ToolResult>> {
     (0..n)
         .map(|k| prepare(w, owner(), json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": format!("0.{:04}", start + k as u64) })))
@@ -480,7 +474,7 @@ fn prepare_n(w: &World, n: usize, start: u64) -> Vec<ApiResult<ToolResult>> {
 #[test]
 fn an_owner_keeps_at_most_max_intents_per_owner_settled_ones_included() {
     let w = World::new().setup();
-    with_limits(&w, |l| {
+    w.with_limits(|l| {
         l.max_open_intents_per_owner = 2;
         l.max_intents_per_owner = 3;
     });
@@ -570,7 +564,7 @@ fn stored_inputs_are_canonical_compact_json() {
 #[test]
 fn read_tools_are_limited_per_owner_and_minute() {
     let w = World::new().setup();
-    with_limits(&w, |l| l.max_reads_per_owner_per_minute = 3);
+    w.with_limits(|l| l.max_reads_per_owner_per_minute = 3);
     let read = |who| {
         w.tool(
             who,

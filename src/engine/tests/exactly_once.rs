@@ -51,14 +51,6 @@ fn noise(w: &World, n: usize) {
     }
 }
 
-/// Runs the timers for `hours` of simulated time, a minute at a time.
-fn run_for(w: &World, minutes: u64) {
-    for _ in 0..minutes {
-        w.advance(60 * SEC);
-        w.run_timers();
-    }
-}
-
 // 1. The reconcile range starts at the smallest log length journaled for the current bytes.
 
 #[test]
@@ -74,7 +66,7 @@ fn s01_a_second_lost_attempt_does_not_move_the_reconcile_start_past_the_first() 
     assert_eq!(outcome(&w.confirm(owner(), id, &d).unwrap()), "unknown");
     assert_eq!(w.ledger.borrow().blocks().len(), 1);
     assert_eq!(w.intent(id).attempts[1].log_length, Some(1));
-    run_for(&w, 5);
+    w.run_for(5, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 0"));
@@ -94,7 +86,7 @@ fn s01_re_confirming_after_24_hours_too_old_still_scans_from_the_first_attempt()
     w.advance(25 * 3_600 * SEC);
     assert_eq!(outcome(&w.confirm(owner(), id, &d).unwrap()), "reconcile");
     assert_eq!(w.intent(id).attempts[1].log_length, Some(4));
-    run_for(&w, 5);
+    w.run_for(5, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 0"));
@@ -123,7 +115,7 @@ fn s02_a_stale_absent_never_settles_an_intent_sent_again_meanwhile() {
     finish(tick);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Unknown, "{:?}", i.finding);
-    run_for(&w, 5);
+    w.run_for(5, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 0"));
@@ -150,7 +142,7 @@ fn s03_an_archive_short_answer_is_not_counted_as_read() {
         l.chain.archived_below = 50;
         l.chain.archive_page_limit = 10;
     }
-    run_for(&w, 5);
+    w.run_for(5, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 45"));
@@ -180,7 +172,7 @@ fn s04_a_decoy_with_the_intents_own_argument_bytes_from_another_account_is_not_t
             .block
             .is_some());
     }
-    run_for(&w, 2);
+    w.run_for(2, MINUTE);
     let i = w.intent(id);
     assert_eq!(
         i.outcome.as_deref(),
@@ -202,7 +194,7 @@ fn s04_a_block_that_reads_as_the_intents_but_differs_holds_it_instead_of_guessin
     w.confirm(owner(), id, &d).unwrap();
     // The ledger writes the block with another amount (a reading we do not share).
     w.ledger.borrow_mut().chain.blocks[0].amount += 1;
-    run_for(&w, 2);
+    w.run_for(2, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Reconcile);
     assert!(i.held_for_good);
@@ -230,7 +222,7 @@ fn s05_a_gap_of_thousands_of_blocks_on_a_ledger_that_answers_100_per_call_settle
     w.confirm(owner(), id, &d).unwrap();
     *w.during_call.borrow_mut() = None;
     noise(&w, 1_000);
-    run_for(&w, 10);
+    w.run_for(10, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(
@@ -278,7 +270,7 @@ fn s06_a_failed_standards_read_during_a_refresh_keeps_icrc3_and_reconciliation_g
     ))
     .unwrap();
     assert!(w.state.borrow().targets.get(&ledger_id()).unwrap().icrc3);
-    run_for(&w, 2);
+    w.run_for(2, MINUTE);
     let i = w.intent(id);
     assert_eq!(
         i.outcome.as_deref(),
@@ -296,7 +288,7 @@ fn s06_unreadable_is_retried_until_a_definite_answer() {
     let (id, d) = w.prepare("1");
     w.script(Script::ExecuteThenLose);
     w.confirm(owner(), id, &d).unwrap();
-    run_for(&w, 30);
+    w.run_for(30, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Unknown);
     assert!(
@@ -306,7 +298,7 @@ fn s06_unreadable_is_retried_until_a_definite_answer() {
     );
     // The target starts listing ICRC-3: the next retry reads it and finds the original.
     w.ledger.borrow_mut().icrc3 = true;
-    run_for(&w, 120);
+    w.run_for(120, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
 }
@@ -388,7 +380,7 @@ fn reconcile_during_a_resend(answer: Script) {
     );
     w.yield_calls.set(false);
     assert_eq!(w.intent(id).status, Status::Unknown);
-    run_for(&w, 3);
+    w.run_for(3, MINUTE);
     let i = w.intent(id);
     assert_eq!(
         i.outcome.as_deref(),
@@ -473,7 +465,7 @@ fn s10_a_trap_in_the_sends_callback_is_caught_by_the_watchdog_and_reconciled() {
     w.advance(tool_host_engine::send::watchdog_delay(60));
     w.run_timers();
     assert_eq!(w.intent(id).status, Status::Unknown);
-    run_for(&w, 2);
+    w.run_for(2, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(w.ledger.borrow().blocks().len(), 1, "sent once");

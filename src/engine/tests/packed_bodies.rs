@@ -27,13 +27,6 @@ fn body_chunks(w: &World, id: u64) -> u32 {
     BodySlab::<ic_stable_structures::VectorMemory>::chunks(r.expect("a head").len)
 }
 
-fn run_hours(w: &World, hours: u64) {
-    for _ in 0..hours {
-        w.advance(3_600 * SEC);
-        w.run_timers();
-    }
-}
-
 #[test]
 fn a_settled_transfers_body_is_packed_when_its_floor_goes_and_reads_the_same() {
     let w = World::new().setup();
@@ -46,9 +39,9 @@ fn a_settled_transfers_body_is_packed_when_its_floor_goes_and_reads_the_same() {
     let page = listed(&w);
     let whole = w.intent(a);
     assert_eq!(body_chunks(&w, a), 4, "written plain");
-    run_hours(&w, 23);
+    w.run_for(23, HOUR);
     assert_eq!(body_chunks(&w, a), 4, "kept plain while its floor is kept");
-    run_hours(&w, 2);
+    w.run_for(2, HOUR);
     assert_eq!(body_chunks(&w, a), 2, "packed with its floor's release");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
     assert_eq!(w.intent(a), whole);
@@ -64,7 +57,7 @@ fn a_settled_transfers_body_is_packed_when_its_floor_goes_and_reads_the_same() {
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
     // Its retention passes: removed, its two chunks free for the next bodies.
     let (_, free) = w.state.borrow().intents.body_chunks();
-    run_hours(&w, 30 * 24);
+    w.run_for(30 * 24, HOUR);
     assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
     assert_eq!(w.state.borrow().intents.body_chunks().1, free + 2);
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
@@ -77,19 +70,17 @@ fn a_settled_transfers_body_is_packed_when_its_floor_goes_and_reads_the_same() {
 #[test]
 fn a_body_is_packed_whenever_its_floor_goes_and_never_before_it_settles() {
     let w = World::new().setup();
-    let mut l = tool_host_engine::registry::get_limits(&*w, controller()).unwrap();
-    l.preview_ttl_seconds = 3 * 86_400;
-    tool_host_engine::registry::set_limits(&*w, controller(), l).unwrap();
+    w.with_limits(|l| l.preview_ttl_seconds = 3 * 86_400);
     let (a, d) = w.prepare("1.5");
     assert_eq!(
         w.confirm(owner(), a, &d).unwrap().outcome.as_deref(),
         Some("success")
     );
     let (b, _) = w.prepare("2");
-    run_hours(&w, 71);
+    w.run_for(71, HOUR);
     assert_eq!((body_chunks(&w, a), body_chunks(&w, b)), (4, 4));
     assert!(!w.intent(b).status.is_final());
-    run_hours(&w, 2);
+    w.run_for(2, HOUR);
     assert!(w.intent(b).status.is_final(), "expired");
     assert_eq!((body_chunks(&w, a), body_chunks(&w, b)), (2, 2));
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
@@ -101,9 +92,7 @@ fn a_body_is_packed_whenever_its_floor_goes_and_never_before_it_settles() {
 #[test]
 fn a_message_that_settles_an_intent_packs_nothing_and_the_prune_task_does() {
     let w = World::new().setup();
-    let mut l = tool_host_engine::registry::get_limits(&*w, controller()).unwrap();
-    l.preview_ttl_seconds = 3 * 86_400;
-    tool_host_engine::registry::set_limits(&*w, controller(), l).unwrap();
+    w.with_limits(|l| l.preview_ttl_seconds = 3 * 86_400);
     let (a, d) = w.prepare("1.5");
     w.advance(73 * 3_600 * SEC);
     w.woke.borrow_mut().clear();

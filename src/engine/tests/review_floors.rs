@@ -5,21 +5,6 @@
 mod common;
 use candid::IDLValue;
 use common::*;
-use tool_host_engine::types::Limits;
-
-fn with_limits(w: &World, f: impl FnOnce(&mut Limits)) {
-    let mut l = tool_host_engine::registry::get_limits(w, controller()).unwrap();
-    f(&mut l);
-    tool_host_engine::registry::set_limits(w, controller(), l).unwrap();
-}
-
-/// Runs the timers for `hours` of simulated time, an hour at a time.
-fn run_hours(w: &World, hours: u64) {
-    for _ in 0..hours {
-        w.advance(3_600 * SEC);
-        w.run_timers();
-    }
-}
 
 /// FINDING: an intent re-stamped below its own first stamp (a `CreatedInFuture` cap) leaves
 /// that first stamp as its arguments' floor; when the intent is pruned the floor stays (it is
@@ -53,7 +38,7 @@ fn a_floor_leaves_with_the_last_intent_that_set_it_after_a_created_in_future_res
         Some("success")
     );
     // Retention (30 days) and the stamp's window pass: the intent is pruned.
-    run_hours(&w, 31 * 24);
+    w.run_for(31 * 24, HOUR);
     assert!(!w.state.borrow().intents.contains_key(&id), "pruned");
     let floors: Vec<_> = w
         .state
@@ -78,15 +63,15 @@ fn a_shorter_retention_prunes_each_intent_after_its_window_in_order() {
     let (a, _) = w.prepare("1");
     tool_host_engine::send::decline(&*w, owner(), a, None).unwrap();
     // A's expiry runs with the 30-day retention: its task is at its floor's release.
-    run_hours(&w, 2);
-    with_limits(&w, |l| l.retention_seconds = 3_600);
+    w.run_for(2, HOUR);
+    w.with_limits(|l| l.retention_seconds = 3_600);
     let (b, _) = w.prepare("1");
     assert!(w.intent(b).stamp_ns > w.intent(a).stamp_ns);
     tool_host_engine::send::decline(&*w, owner(), b, None).unwrap();
     // Each goes a day after its stamp (its window; the retention is shorter now): A first,
     // its task moved to its floor's release by the expiry, then B. The indexes agree throughout.
     for _ in 0..27 {
-        run_hours(&w, 1);
+        w.run_for(1, HOUR);
         assert_eq!(w.state.borrow().check_indexes(), Ok(()));
         let s = w.state.borrow();
         assert!(
@@ -117,11 +102,11 @@ fn a_settled_intents_floor_goes_after_its_stamps_window_and_the_intent_stays() {
         Some("success")
     );
     for _ in 0..23 {
-        run_hours(&w, 1);
+        w.run_for(1, HOUR);
         assert_eq!(floor_of(&w, a), Some(first), "kept inside the window");
         assert_eq!(w.state.borrow().check_indexes(), Ok(()));
     }
-    run_hours(&w, 2);
+    w.run_for(2, HOUR);
     assert_eq!(floor_of(&w, a), None, "released once the window passed");
     assert!(w.intent(a).status.is_final(), "the intent is kept");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
@@ -139,7 +124,7 @@ fn a_settled_intents_floor_goes_after_its_stamps_window_and_the_intent_stays() {
         "two transfers, each once"
     );
     // The retention period ends: the intent goes (its task was moved to then).
-    run_hours(&w, 30 * 24);
+    w.run_for(30 * 24, HOUR);
     assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
 }
@@ -154,18 +139,18 @@ fn a_floor_a_later_stamp_raised_outlives_the_earlier_intents_release() {
         w.confirm(owner(), a, &d).unwrap().outcome.as_deref(),
         Some("success")
     );
-    run_hours(&w, 12);
+    w.run_for(12, HOUR);
     let (b, _) = w.prepare("1");
     let later = w.intent(b).stamp_ns.unwrap();
     tool_host_engine::send::decline(&*w, owner(), b, None).unwrap();
-    run_hours(&w, 14);
+    w.run_for(14, HOUR);
     assert_eq!(
         floor_of(&w, a),
         Some(later),
         "a's window passed, b's did not"
     );
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
-    run_hours(&w, 12);
+    w.run_for(12, HOUR);
     assert_eq!(floor_of(&w, b), None, "b's window passed");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
 }
@@ -175,17 +160,17 @@ fn a_floor_a_later_stamp_raised_outlives_the_earlier_intents_release() {
 #[test]
 fn an_intent_settled_after_its_floors_time_releases_it_as_it_settles() {
     let w = World::new().setup();
-    with_limits(&w, |l| l.preview_ttl_seconds = 3 * 86_400);
+    w.with_limits(|l| l.preview_ttl_seconds = 3 * 86_400);
     let (a, _) = w.prepare("1");
     let stamp = w.intent(a).stamp_ns.unwrap();
-    run_hours(&w, 71);
+    w.run_for(71, HOUR);
     assert_eq!(floor_of(&w, a), Some(stamp), "not settled: kept");
-    run_hours(&w, 2);
+    w.run_for(2, HOUR);
     assert!(w.intent(a).status.is_final(), "expired");
     assert_eq!(floor_of(&w, a), None, "released as it settled");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
-    run_hours(&w, 29 * 24);
+    w.run_for(29 * 24, HOUR);
     assert!(w.state.borrow().intents.contains_key(&a), "kept");
-    run_hours(&w, 2 * 24);
+    w.run_for(2 * 24, HOUR);
     assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
 }

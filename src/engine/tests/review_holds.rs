@@ -24,13 +24,6 @@ fn noise(w: &World, n: usize) {
     }
 }
 
-fn run_for(w: &World, minutes: u64) {
-    for _ in 0..minutes {
-        w.advance(60 * SEC);
-        w.run_timers();
-    }
-}
-
 #[test]
 fn an_approve_whose_reply_was_lost_is_found_past_an_archive_that_answers_short() {
     let w = World::new().setup();
@@ -51,7 +44,7 @@ fn an_approve_whose_reply_was_lost_is_found_past_an_archive_that_answers_short()
         l.chain.archive_page_limit = 3;
         l.chain.archive_short_by = 1;
     }
-    run_for(&w, 10);
+    w.run_for(10, MINUTE);
     let i = w.intent(id);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 12"));
@@ -88,7 +81,7 @@ fn a_transfer_from_decoy_by_another_spender_is_not_the_original() {
         .chain
         .execute(stranger(), "icrc2_transfer_from", &arg, T0);
     assert!(decoy.block.is_some(), "the stranger's copy executed");
-    run_for(&w, 3);
+    w.run_for(3, MINUTE);
     let i = w.intent(id);
     assert_eq!(
         i.outcome.as_deref(),
@@ -103,7 +96,7 @@ fn a_transfer_from_decoy_by_another_spender_is_not_the_original() {
     );
     w.script(Script::ExecuteThenLose);
     w.confirm(owner(), id2, &d2).unwrap();
-    run_for(&w, 3);
+    w.run_for(3, MINUTE);
     let i = w.intent(id2);
     assert_eq!(i.status, Status::Done, "{:?}", i.finding);
     assert_eq!(i.finding.as_deref(), Some("reconciled: found in block 1"));

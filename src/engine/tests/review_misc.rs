@@ -6,13 +6,6 @@ use candid::IDLValue;
 use common::*;
 use serde_json::json;
 use tool_host_engine::model::Status;
-use tool_host_engine::types::Limits;
-
-fn with_limits(w: &World, f: impl FnOnce(&mut Limits)) {
-    let mut l = tool_host_engine::registry::get_limits(w, controller()).unwrap();
-    f(&mut l);
-    tool_host_engine::registry::set_limits(w, controller(), l).unwrap();
-}
 
 /// FINDING (low): a reconciliation of a target not known to list ICRC-3 makes one call more
 /// than its lease covers (the standards read, then up to MAX_CALLS block reads), so with
@@ -24,7 +17,7 @@ fn a_reconcile_task_is_never_taken_by_a_second_tick_while_its_run_is_within_its_
     let w = World::new();
     w.ledger.borrow_mut().icrc3 = false;
     let w = w.setup();
-    with_limits(&w, |l| l.call_timeout_seconds = 300);
+    w.with_limits(|l| l.call_timeout_seconds = 300);
     w.ledger.borrow_mut().chain.page_limit = 3;
     let (id, d) = w.prepare("1");
     {
@@ -78,7 +71,7 @@ fn a_reconcile_task_is_never_taken_by_a_second_tick_while_its_run_is_within_its_
 fn a_refused_read_spends_none_of_the_owners_reads() {
     let w = World::new().setup();
     let max = 5;
-    with_limits(&w, |l| l.max_reads_per_owner_per_minute = max);
+    w.with_limits(|l| l.max_reads_per_owner_per_minute = max);
     for _ in 0..max {
         let e = w
             .tool(

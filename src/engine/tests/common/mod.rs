@@ -19,6 +19,8 @@ use tool_host_engine::types::*;
 
 pub const T0: u64 = 1_796_119_200_000_000_000;
 pub const SEC: u64 = 1_000_000_000;
+pub const MINUTE: u64 = 60 * SEC;
+pub const HOUR: u64 = 3_600 * SEC;
 
 pub fn p(n: u8) -> Principal {
     Principal::from_slice(&[n, 1, 2, 3])
@@ -200,6 +202,21 @@ impl World {
 
     pub fn advance(&self, ns: u64) {
         self.now.set(self.now.get() + ns);
+    }
+
+    /// Moves the clock `steps` times by `step` nanoseconds, running the timers due after each.
+    pub fn run_for(&self, steps: u64, step: u64) {
+        for _ in 0..steps {
+            self.advance(step);
+            self.run_timers();
+        }
+    }
+
+    /// Changes the limits as the controller does (`set_limits`), from the current ones.
+    pub fn with_limits(&self, f: impl FnOnce(&mut Limits)) {
+        let mut l = tool_host_engine::registry::get_limits(self, controller()).unwrap();
+        f(&mut l);
+        tool_host_engine::registry::set_limits(self, controller(), l).unwrap();
     }
 
     pub fn script(&self, s: Script) {
