@@ -382,7 +382,7 @@ pub struct Config {
 /// reads every version of every record (`READS` is `1..=CURRENT`, tested), so a memory written
 /// by layout `n` is readable by code of layout `n` or later, and only by that: an upgrade
 /// compares this number instead of reading every record (`State::check_layout`).
-pub const LAYOUT: u32 = 4;
+pub const LAYOUT: u32 = 5;
 
 /// What an admin set for the builtin tools, and the bus's id counters: small, and read with
 /// the config anyway (a cell of its own would take a 512 KiB bucket).
@@ -931,25 +931,29 @@ pub struct IntentBody {
     pub names: Vec<StoredName>,
 }
 
-/// Version 1 is the body as written (postcard); version 2 the same bytes packed
-/// (`crate::packed_body`), which a settled intent's body becomes once its floor has gone
-/// (`IntentStore::pack`). Both are written: `encode` writes version 1 (a prepare's, a
-/// re-stamp's), `encode_packed` version 2, the newest (`CURRENT`); packing is done once, by a
-/// task of the timer.
+/// Version 1 is the body as written (postcard); versions 2 and 3 the same bytes packed
+/// (`crate::packed_body`: 2 against a dictionary of text, written by layout 4 and still read;
+/// 3 with its spelled bytes put back, against sample bodies), which a settled intent's body
+/// becomes once its floor has gone
+/// (`IntentStore::pack`). `encode` writes version 1 (a prepare's, a re-stamp's),
+/// `encode_packed` version 3, the newest (`CURRENT`); packing is done once, by a task of the
+/// timer.
 impl Versioned for IntentBody {
     const WHAT: &'static str = "intent body";
     const TYPICAL_BYTES: usize = 2048;
-    const CURRENT: u8 = 2;
-    const READS: &'static [u8] = &[1, 2];
+    const CURRENT: u8 = 3;
+    const READS: &'static [u8] = &[1, 2, 3];
     fn decode_version(version: u8, body: &[u8]) -> Result<Self, DecodeError> {
-        if version == 2 {
-            let plain = crate::packed_body::unpack(body).map_err(|reason| DecodeError {
-                what: Self::WHAT,
-                reason: format!("version 2: {reason}"),
-            })?;
-            return read_body(Self::WHAT, version, &plain);
-        }
-        read_body(Self::WHAT, version, body)
+        let unpacked = match version {
+            2 => crate::packed_body::lz4::unpack(body),
+            3 => crate::packed_body::unpack(body),
+            _ => return read_body(Self::WHAT, version, body),
+        };
+        let plain = unpacked.map_err(|reason| DecodeError {
+            what: Self::WHAT,
+            reason: format!("version {version}: {reason}"),
+        })?;
+        read_body(Self::WHAT, version, &plain)
     }
     fn encode(&self) -> Vec<u8> {
         self.encode_body(record_buffer(Self::PLAIN, Self::TYPICAL_BYTES))
@@ -964,7 +968,7 @@ impl IntentBody {
     /// The version `encode` writes: the body as a prepare or a re-stamp writes it.
     pub const PLAIN: u8 = 1;
 
-    /// The record packed (version 2), or `None` when packing would not make it smaller (or it
+    /// The record packed (version 3), or `None` when packing would not make it smaller (or it
     /// is past `packed_body::MAX_UNPACKED`).
     pub fn encode_packed(&self) -> Option<Vec<u8>> {
         let plain = body_into(self, Vec::with_capacity(Self::TYPICAL_BYTES));

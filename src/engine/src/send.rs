@@ -461,7 +461,7 @@ pub enum PruneBy {
 /// Floors are kept about a day rather than the retention period: fewer of them to search on
 /// every prepare, and less stable memory per intent kept. When the floor goes the body is
 /// packed (`IntentStore::pack`: settled and past every window, the intent is only read from
-/// then on; a transfer's body takes two chunks of the slab instead of four), by a task only:
+/// then on; a transfer's body takes one chunk of the slab instead of four), by a task only:
 /// a message that settles an intent after its floor's time (whose floor goes as it settles)
 /// leaves the packing to the prune task, due now, in a message of its own, so no confirm,
 /// reply or reconciliation pays for it or reads the body for it.

@@ -42,7 +42,7 @@ fn a_settled_transfers_body_is_packed_when_its_floor_goes_and_reads_the_same() {
     w.run_for(23, HOUR);
     assert_eq!(body_chunks(&w, a), 4, "kept plain while its floor is kept");
     w.run_for(2, HOUR);
-    assert_eq!(body_chunks(&w, a), 2, "packed with its floor's release");
+    assert_eq!(body_chunks(&w, a), 1, "packed with its floor's release");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
     assert_eq!(w.intent(a), whole);
     assert_eq!(get_intent(&*w, owner(), a).unwrap(), view);
@@ -55,11 +55,11 @@ fn a_settled_transfers_body_is_packed_when_its_floor_goes_and_reads_the_same() {
     assert_eq!(w.intent(a), whole);
     assert_eq!(listed(&w), page, "listed as before");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
-    // Its retention passes: removed, its two chunks free for the next bodies.
+    // Its retention passes: removed, its chunk free for the next body.
     let (_, free) = w.state.borrow().intents.body_chunks();
     w.run_for(30 * 24, HOUR);
     assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
-    assert_eq!(w.state.borrow().intents.body_chunks().1, free + 2);
+    assert_eq!(w.state.borrow().intents.body_chunks().1, free + 1);
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
 }
 
@@ -82,7 +82,7 @@ fn a_body_is_packed_whenever_its_floor_goes_and_never_before_it_settles() {
     assert!(!w.intent(b).status.is_final());
     w.run_for(2, HOUR);
     assert!(w.intent(b).status.is_final(), "expired");
-    assert_eq!((body_chunks(&w, a), body_chunks(&w, b)), (2, 2));
+    assert_eq!((body_chunks(&w, a), body_chunks(&w, b)), (1, 1));
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
 }
 
@@ -127,7 +127,7 @@ fn a_message_that_settles_an_intent_packs_nothing_and_the_prune_task_does() {
         "the confirm asked for a wake-up by now: {woke:?}"
     );
     w.run_timers();
-    assert_eq!(body_chunks(&w, a), 2, "packed by the prune task");
+    assert_eq!(body_chunks(&w, a), 1, "packed by the prune task");
     assert!(w.state.borrow().intents.contains_key(&a), "and kept");
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
     assert_eq!(w.ledger.borrow().blocks().len(), 0, "nothing sent");

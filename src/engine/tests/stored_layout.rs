@@ -216,13 +216,14 @@ fn the_layout_names_every_current_version() {
     );
     // Layout 1: config version 4, when the number came in. Layout 2: the expiry index (25).
     // Layout 3: intent heads by id (the head table, 26 and 27). Layout 4: settled intents'
-    // bodies packed (intent body version 2).
+    // bodies packed (intent body version 2). Layout 5: packed with spelled bytes put back,
+    // against sample bodies (intent body version 3).
     let pinned = [
         ("config", 4),
         ("form", 1),
         ("target", 2),
         ("intent", 4),
-        ("intent body", 2),
+        ("intent body", 3),
         ("in-flight send", 1),
         ("turn", 1),
         ("inbox entry", 1),
@@ -232,7 +233,7 @@ fn the_layout_names_every_current_version() {
     assert_eq!(
         (LAYOUT, &found[..], &structures[..], &kinds[..], slab, heads),
         (
-            4,
+            5,
             &pinned[..],
             &(0..=27)
                 .map(ic_stable_structures::memory_manager::MemoryId::new)
@@ -533,10 +534,11 @@ fn written<T: Versioned + PartialEq + std::fmt::Debug>(name: &str, bytes: &[u8],
     assert_eq!(&T::decode(&fixture).expect("decodes"), value, "{name}");
 }
 
-/// A body is written as version 1 (a prepare's, plain) and becomes version 2 (packed with the
-/// dictionary of `packed_body`) once its intent is settled and its floor gone: both decode to
-/// the same body. The packed fixture pins the dictionary too: version 2 is read with exactly
-/// those bytes.
+/// A body is written as version 1 (a prepare's, plain) and becomes version 3 (spelled bytes
+/// put back, LZ4 against the sample bodies of `packed_body`) once its intent is settled and its
+/// floor gone: both decode to the same body, and so does version 2 (LZ4, written by layout 4
+/// and still read). The packed fixtures pin the dictionary too: versions 2 and 3 are read with
+/// exactly those bytes.
 #[test]
 fn intent_body_plain_and_packed() {
     let to = "k2t6j-2nvnp-4zjm3-25dtz-6xhaa-c7boj-5gayf-oj3xs-i43lp-teztq-6ae";
@@ -558,26 +560,94 @@ fn intent_body_plain_and_packed() {
     let plain = Versioned::encode(&body);
     assert_eq!(plain[0], 1, "a prepare writes version 1");
     let packed = body.encode_packed().expect("a transfer's body packs");
-    assert_eq!(packed[0], IntentBody::CURRENT, "packed is version 2");
-    assert!(
-        packed.len() * 2 < plain.len(),
-        "{} bytes packed, {} plain",
-        packed.len(),
-        plain.len()
-    );
+    assert_eq!(packed[0], IntentBody::CURRENT, "packed is version 3");
+    assert_eq!(IntentBody::CURRENT, 3);
+    // A transfer's body fits one chunk of the slab, with room for longer names and amounts,
+    // whoever it is from and to: here with every value of the dictionary's sample changed.
+    let other_to = Principal::from_slice(&[7; 29]).to_text();
+    let other = |text: &str| {
+        text.replace(to, &other_to)
+            .replace(
+                &hex::encode(Principal::from_text(to).unwrap().as_slice()),
+                &"07".repeat(29),
+            )
+            .replace(
+                "5793384fe0ad58b2730812f762fd0855",
+                "00112233445566778899aabbccddeeff",
+            )
+            .replace(
+                "d054c34a77cc450f776ff244089b0e80f3558c973343e9db158ea51ea0350c70",
+                "8e2c1f0b6d3a594877e5d1c2b3a4958677685a4b3c2d1e0ff0e1d2c3b4a59687",
+            )
+            .replace("1.5", "123456.12345678")
+            .replace("904e", "a0c21e")
+    };
+    let elsewhere = IntentBody {
+        input_json: other(&body.input_json),
+        arg: hex::decode(other(&hex::encode(&body.arg))).unwrap(),
+        memo: Some(hex::decode("00112233445566778899aabbccddeeff").unwrap()),
+        preview_json: other(&body.preview_json),
+        summary: other(&body.summary),
+        names: vec![StoredName {
+            set: "contacts".into(),
+            name: "carol".into(),
+            value: StoredValue::Text(other_to.clone()),
+        }],
+        ..body.clone()
+    };
+    assert!(elsewhere.input_json.contains(&other_to) && elsewhere.preview_json.contains("8e2c1f"));
+    for (what, b) in [("the sample's", &body), ("another's", &elsewhere)] {
+        let packed = b.encode_packed().expect("a transfer's body packs");
+        assert!(
+            packed.len() + 16 <= tool_host_engine::intent_store::PAYLOAD as usize,
+            "{what}: {} bytes packed, {} plain",
+            packed.len(),
+            Versioned::encode(b).len()
+        );
+        assert_eq!(&IntentBody::decode(&packed).unwrap(), b, "{what}");
+    }
     // The fixture of version 1 is the older test's body (`intent`); this one's plain bytes
     // decode the same either way.
     assert_eq!(IntentBody::decode(&plain).unwrap(), body);
-    // The fixture decodes (with the dictionary, which is part of the layout); the encoder's
+    // The fixtures decode (with the dictionary, which is part of the layout); the encoder's
     // own bytes are not pinned (another lz4_flex may find other matches, read all the same),
-    // only that they decode to the body.
-    let fixture = golden("intent_body_v2", &packed);
+    // only that they decode to the body. Version 2 is no longer written: its fixture is
+    // only read.
+    // The fixture's body has every kind of token: principals (one of no bytes), hex runs
+    // (one longer than a token holds, one of odd length), the mark byte itself, and values
+    // the dictionary does not hold.
+    let tokens = IntentBody {
+        input_json: format!(
+            r#"{{"note":"{}5","to":"aaaaa-aa","x":"\u00fe"}}"#,
+            "0123456789abcdef".repeat(20)
+        ),
+        arg: [&elsewhere.arg[..], &[0xfe, 0xfe, 0x00]].concat(),
+        ..elsewhere.clone()
+    };
+    let packed_tokens = tokens.encode_packed().expect("packs");
+    let fixture = golden("intent_body_v3", &packed_tokens);
     assert_eq!(
         IntentBody::decode(&fixture).expect("decodes"),
+        tokens,
+        "intent_body_v3"
+    );
+    assert_eq!(IntentBody::decode(&packed).expect("decodes"), body);
+    // The dictionary version 3 is read with, by its digest: changing it would change what
+    // every stored version 3 body reads as.
+    use sha2::Digest;
+    assert_eq!(
+        hex::encode(sha2::Sha256::digest(
+            tool_host_engine::packed_body::DICTIONARY
+        )),
+        "41e13632ac020002c03755693903a19c480e2d2267971ecdc04e55c0cadeaf6a"
+    );
+    let v2 = std::fs::read(fixture_path("intent_body_v2")).expect("the version 2 fixture");
+    assert_eq!(v2[0], 2);
+    assert_eq!(
+        IntentBody::decode(&v2).expect("decodes"),
         body,
         "intent_body_v2"
     );
-    assert_eq!(IntentBody::decode(&packed).expect("decodes"), body);
     // A body packing would lengthen is not packed.
     let tiny = IntentBody {
         form_id: "f".into(),
@@ -594,6 +664,10 @@ fn intent_body_plain_and_packed() {
     // A packed record that does not unpack is an error naming the version, never a body.
     let mut broken = packed.clone();
     broken.truncate(packed.len() - 3);
+    let e = IntentBody::decode(&broken).unwrap_err();
+    assert!(e.to_string().contains("version 3"), "{e}");
+    let mut broken = v2.clone();
+    broken.truncate(v2.len() - 3);
     let e = IntentBody::decode(&broken).unwrap_err();
     assert!(e.to_string().contains("version 2"), "{e}");
 }

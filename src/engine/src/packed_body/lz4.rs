@@ -1,28 +1,15 @@
-//! A settled intent's body packed: version 2 of the body record, the bytes of version 1's
-//! record body compressed with LZ4 (`lz4_flex`) against a preset dictionary of what every
-//! body of the ICRC packs repeats (the preview's keys, the tools' and methods' names, a
-//! transfer's Candid type table).
+//! Version 2 of the body record, read and no longer written: the bytes of version 1's record
+//! body compressed as one LZ4 block (`lz4_flex`) against [`DICTIONARY`]. Layout 4 wrote it;
+//! layout 5 packs as version 3 (`super`), and a version 2 body is read until its intent is
+//! pruned.
 //!
-//! Why: a transfer's body is ~990 bytes, four chunks of the body slab; packed it is ~450 bytes,
-//! two. A body is packed once, when its intent is settled and its stamp's floor has gone (the
-//! prune task's first run, a day after the stamp; `send::schedule_prune`), so no prepare or
-//! confirm pays for it; a packed body reads as any other (`Versioned::decode`). LZ4 rather than
-//! deflate: a well-kept pure-Rust crate, small in the wasm, that packs a transfer's body into
-//! the same two chunks as deflate with the same dictionary would (~450 against ~370 bytes) for
-//! ~0.1 M instructions on the IC cost model (docs/perf.md).
-//!
-//! The layout: the unpacked length (`u32`, little-endian), then one LZ4 block compressed with
-//! [`DICTIONARY`] as its external dictionary. The dictionary is part of the stored layout:
-//! version 2 is read with exactly these bytes for as long as it is read (a fixture pins them);
-//! a better dictionary would be a new version.
+//! The layout: the unpacked length (`u32`, little-endian), then the LZ4 block.
 
-/// The most bytes a packed body unpacks to. A body holds an input (at most 64 KiB), the
-/// argument's bytes, the preview and the summary: a few KiB in practice. A longer one is not
-/// packed, and a stored length above it is refused before anything is allocated.
-pub const MAX_UNPACKED: usize = 1 << 20;
+use super::MAX_UNPACKED;
 
-/// What bodies repeat, least common first: LZ4 finds a match anywhere in it, and the end is
-/// nearest the body's first bytes. Never changed (see the module's note).
+/// What bodies repeat, least common first: a match is found anywhere in it, and the end is
+/// nearest the body's first bytes. Never changed: version 2 is read with exactly these bytes
+/// (its fixture pins them).
 pub const DICTIONARY: &[u8] = b"\
     \x13icrc2_transfer_from\x1bprepare_icrc2_transfer_from\
     {\"preview_id\":\"\",\"tool\":\"prepare_icrc2_transfer_from\",\"method\":\"icrc2_transfer_from\",\
@@ -47,7 +34,8 @@ pub const DICTIONARY: &[u8] = b"\
     \"from_subaccount\":\"\",\"memo\":\"\",\"to\":\"\"}}\
     Transfer tokens (amount , to ";
 
-/// Version 1's record body packed, or `None` when it is longer than [`MAX_UNPACKED`].
+#[cfg(test)]
+/// Version 1's record body packed as version 2 wrote it (the fixture's and the tests' only).
 pub fn pack(plain: &[u8]) -> Option<Vec<u8>> {
     if plain.len() > MAX_UNPACKED {
         return None;
