@@ -968,8 +968,8 @@ impl IntentBody {
     /// The version `encode` writes: the body as a prepare or a re-stamp writes it.
     pub const PLAIN: u8 = 1;
 
-    /// The record packed (version 3), or `None` when packing would not make it smaller (or it
-    /// is past `packed_body::MAX_UNPACKED`).
+    /// The record packed (version 3), or `None` when packing would not make it smaller, it is
+    /// past `packed_body::MAX_UNPACKED`, or it would not read back as itself.
     pub fn encode_packed(&self) -> Option<Vec<u8>> {
         let plain = body_into(self, Vec::with_capacity(Self::TYPICAL_BYTES));
         let packed = crate::packed_body::pack(&plain)?;

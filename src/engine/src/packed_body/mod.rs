@@ -36,7 +36,7 @@ pub const MAX_UNPACKED: usize = 1 << 20;
 pub const DICTIONARY: &[u8] = include_bytes!("dictionary_v3.bin");
 
 /// Version 1's record body packed as version 3, or `None` when it is longer than
-/// [`MAX_UNPACKED`] or packed it would be no shorter.
+/// [`MAX_UNPACKED`], packed it would be no shorter, or it would not read back as itself.
 pub fn pack(plain: &[u8]) -> Option<Vec<u8>> {
     if plain.len() > MAX_UNPACKED {
         return None;
