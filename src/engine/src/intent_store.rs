@@ -716,9 +716,9 @@ impl<M: Memory> IntentStore<M> {
     /// body's chunks are freed, the packed body written (into those chunks first), then the
     /// head rewritten to name it. Answers whether it did; a body packed already, a whole record
     /// of layouts 1 and 2, a body packing would not shorten or one that would not read back is
-    /// left as it is. For settled
-    /// intents, by a task of the timer only (`send::schedule_prune`): a body is encoded and
-    /// compressed here, costlier than a prepare or a reply should pay.
+    /// left as it is. For settled intents, by a task of the timer only
+    /// (`send::schedule_prune`): a body is encoded and compressed here, costlier than a prepare
+    /// or a reply should pay.
     pub fn pack(&mut self, id: u64) -> bool {
         // Usually the intent was just read (the prune task): what the store remembers of it is
         // what is stored (see `recent`), so its body is neither read nor decoded.

@@ -934,10 +934,9 @@ pub struct IntentBody {
 /// Version 1 is the body as written (postcard); versions 2 and 3 the same bytes packed
 /// (`crate::packed_body`: 2 against a dictionary of text, written by layout 4 and still read;
 /// 3 with its spelled bytes put back, against sample bodies), which a settled intent's body
-/// becomes once its floor has gone
-/// (`IntentStore::pack`). `encode` writes version 1 (a prepare's, a re-stamp's),
-/// `encode_packed` version 3, the newest (`CURRENT`); packing is done once, by a task of the
-/// timer.
+/// becomes once its floor has gone (`IntentStore::pack`). `encode` writes version 1 (a
+/// prepare's, a re-stamp's), `encode_packed` version 3, the newest (`CURRENT`); packing is
+/// done once, by a task of the timer.
 impl Versioned for IntentBody {
     const WHAT: &'static str = "intent body";
     const TYPICAL_BYTES: usize = 2048;

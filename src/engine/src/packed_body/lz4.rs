@@ -5,6 +5,7 @@
 //!
 //! The layout: the unpacked length (`u32`, little-endian), then the LZ4 block.
 
+#[cfg(test)]
 use super::MAX_UNPACKED;
 
 /// What bodies repeat, least common first: a match is found anywhere in it, and the end is
@@ -48,15 +49,7 @@ pub fn pack(plain: &[u8]) -> Option<Vec<u8>> {
 /// The record body a packed one holds, or why it cannot be read (a length past the bound, a
 /// block that does not unpack to exactly its length).
 pub fn unpack(packed: &[u8]) -> Result<Vec<u8>, String> {
-    let (len, block) = packed
-        .split_first_chunk::<4>()
-        .ok_or_else(|| format!("a packed body of {} bytes has no length", packed.len()))?;
-    let len = u32::from_le_bytes(*len) as usize;
-    if len > MAX_UNPACKED {
-        return Err(format!(
-            "a packed body says it unpacks to {len} bytes, more than the {MAX_UNPACKED} allowed"
-        ));
-    }
+    let (len, block) = super::stated_length(packed)?;
     let mut out = vec![0u8; len];
     let n = lz4_flex::block::decompress_into_with_dict(block, &mut out, DICTIONARY)
         .map_err(|e| format!("a packed body does not unpack: {e}"))?;

@@ -42,9 +42,8 @@ pub fn pack(plain: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let tokens = spelling::unspell(plain);
-    let mut out = Vec::with_capacity(4 + lz4_flex::block::get_maximum_output_size(tokens.len()));
-    out.extend_from_slice(&(plain.len() as u32).to_le_bytes());
-    out.resize(out.capacity(), 0);
+    let mut out = vec![0u8; 4 + lz4_flex::block::get_maximum_output_size(tokens.len())];
+    out[..4].copy_from_slice(&(plain.len() as u32).to_le_bytes());
     let n = lz4_flex::block::compress_into_with_dict(&tokens, &mut out[4..], DICTIONARY).ok()?;
     out.truncate(4 + n);
     // Read back before the plain body is freed: should spelling or the compressor ever not
@@ -52,10 +51,10 @@ pub fn pack(plain: &[u8]) -> Option<Vec<u8>> {
     (out.len() < 4 + plain.len() && unpack(&out).is_ok_and(|back| back == plain)).then_some(out)
 }
 
-/// The record body a packed one (version 3) holds, or why it cannot be read (a length past
-/// the bound, a block that does not unpack, tokens that do not spell exactly its length).
-pub fn unpack(packed: &[u8]) -> Result<Vec<u8>, String> {
-    let (len, block) = packed
+/// A packed body's stated unpacked length and the bytes after it (versions 2 and 3 alike),
+/// refused before anything is allocated when it is missing or past [`MAX_UNPACKED`].
+fn stated_length(packed: &[u8]) -> Result<(usize, &[u8]), String> {
+    let (len, rest) = packed
         .split_first_chunk::<4>()
         .ok_or_else(|| format!("a packed body of {} bytes has no length", packed.len()))?;
     let len = u32::from_le_bytes(*len) as usize;
@@ -64,6 +63,13 @@ pub fn unpack(packed: &[u8]) -> Result<Vec<u8>, String> {
             "a packed body says it unpacks to {len} bytes, more than the {MAX_UNPACKED} allowed"
         ));
     }
+    Ok((len, rest))
+}
+
+/// The record body a packed one (version 3) holds, or why it cannot be read (a length past
+/// the bound, a block that does not unpack, tokens that do not spell exactly its length).
+pub fn unpack(packed: &[u8]) -> Result<Vec<u8>, String> {
+    let (len, block) = stated_length(packed)?;
     // Tokens are never longer than what they spell, but for `MARK` itself (two bytes for one).
     let mut tokens = vec![0u8; 2 * len];
     let n = lz4_flex::block::decompress_into_with_dict(block, &mut tokens, DICTIONARY)

@@ -26,7 +26,9 @@ const PRINCIPAL_MAX: usize = 29;
 /// A hex token holds 1..=127 bytes; a run is written as tokens only from 8 bytes (16 digits).
 const HEX_MAX: usize = 127;
 const HEX_MIN: usize = 8;
-/// The longest principal text: 29 bytes and a 4-byte checksum in base32, dashes every 5.
+/// The shortest principal text (`aaaaa-aa`, no bytes) and the longest: 29 bytes and a 4-byte
+/// checksum in base32, dashes every 5.
+const PRINCIPAL_TEXT_MIN: usize = 8;
 const PRINCIPAL_TEXT_MAX: usize = 63;
 /// How many principals each side remembers: a body names a few (owner, recipient, canister),
 /// and a bound keeps a body of thousands (a hostile input, a broken record) linear.
@@ -48,7 +50,7 @@ fn is_principal_char(c: u8) -> bool {
 /// there is one: `Principal::from_text` takes only a text that its own `to_text` writes but for
 /// case (tested below), so nothing is written back but what was read.
 fn principal_spelled(text: &[u8]) -> Option<Principal> {
-    if text.len() < 8 || text.len() > PRINCIPAL_TEXT_MAX || !text.contains(&b'-') {
+    if text.len() < PRINCIPAL_TEXT_MIN || text.len() > PRINCIPAL_TEXT_MAX || !text.contains(&b'-') {
         return None;
     }
     Principal::from_text(std::str::from_utf8(text).ok()?).ok()
@@ -78,9 +80,7 @@ pub fn unspell(plain: &[u8]) -> Vec<u8> {
         if !in_word && (c.is_ascii_lowercase() || c.is_ascii_digit()) {
             let rest = &plain[i..];
             let text = &rest[..rest.iter().take_while(|&&c| is_principal_char(c)).count()];
-            let principal = if text.len() < 8 {
-                None
-            } else if let Some(&(_, p)) = seen.iter().find(|(t, _)| *t == text) {
+            let principal = if let Some(&(_, p)) = seen.iter().find(|(t, _)| *t == text) {
                 Some(p)
             } else {
                 let p = principal_spelled(text);
