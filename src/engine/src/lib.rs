@@ -36,3 +36,4 @@ pub mod tokens;
 pub mod tools;
 pub mod types;
 pub mod views;
+pub mod write_back;

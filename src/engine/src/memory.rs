@@ -89,9 +89,17 @@ pub const EXPIRIES: MemoryId = MemoryId::new(25);
 pub const HEAD_DIRECTORY: MemoryId = MemoryId::new(26);
 /// The head table's pages of slots.
 pub const HEAD_PAGES: MemoryId = MemoryId::new(27);
+/// Write-back slots (stored layout 6 on, `crate::write_back`): the keys written lately of the
+/// kept counts, the open counts and the usage counts, a region of `write_back::REGION_BYTES`
+/// each (`WRITE_BACK_*`). Written from the first count on, so a fresh install takes no bucket.
+pub const WRITE_BACK: MemoryId = MemoryId::new(28);
+/// The regions of `WRITE_BACK`, by the map whose keys they hold.
+pub const WRITE_BACK_KEPT: u64 = 0;
+pub const WRITE_BACK_OPEN: u64 = crate::write_back::REGION_BYTES;
+pub const WRITE_BACK_USAGE: u64 = 2 * crate::write_back::REGION_BYTES;
 
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 28] = [
+pub const ALL: [MemoryId; 29] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -120,4 +128,5 @@ pub const ALL: [MemoryId; 28] = [
     EXPIRIES,
     HEAD_DIRECTORY,
     HEAD_PAGES,
+    WRITE_BACK,
 ];

@@ -1,68 +1,41 @@
-//! Per-owner counts in stable memory (intents kept; intents not settled), with the counts last
-//! read or written kept on the heap.
+//! Per-owner counts in stable memory (intents kept; intents not settled), the owners written
+//! lately held in write-back slots (`crate::write_back`).
 //!
 //! Why: a prepare reads its owner's counts to check the limits and writes them back, and a
-//! send that settles writes the open count. With an entry per owner the tree is as deep as the
-//! owners are many (at 1 000 000 owners a read cost ~120 000 instructions on the IC model); the
-//! owner who prepares is usually one who did lately. Every write goes through here and updates
-//! what is remembered in the same step, so a remembered count is the stored one; the heap is
-//! empty after an upgrade and is rolled back with stable memory on a trap.
+//! send that settles writes the open count. With an entry per owner the map is as deep as the
+//! owners are many (at 1 000 000 owners a read cost ~120 000 instructions on the IC model, a
+//! write more); the owner who prepares is usually one who did lately, and reads and writes a
+//! slot instead.
 
+use crate::write_back::WriteBack;
 use candid::Principal;
-use ic_stable_structures::{Memory, StableBTreeMap};
-use std::cell::RefCell;
-
-/// Owners whose counts are remembered.
-const RECENT: usize = 16;
+use ic_stable_structures::Memory;
 
 pub struct OwnerCounts<M: Memory> {
-    map: StableBTreeMap<Principal, u32, M>,
-    /// (owner, count) last read or written, newest last; a count of 0 is an owner with none
-    /// (no entry in the map).
-    recent: RefCell<Vec<(Principal, u32)>>,
+    /// owner → count; an owner with none has no entry.
+    counts: WriteBack<Principal, u32, M>,
 }
 
 impl<M: Memory> OwnerCounts<M> {
-    pub fn init(memory: M) -> Self {
+    /// The counts' map in `memory`, their write-back slots at `base` of `slots`.
+    pub fn init(memory: M, slots: M, base: u64) -> Self {
         OwnerCounts {
-            map: StableBTreeMap::init(memory),
-            recent: RefCell::new(Vec::with_capacity(RECENT)),
+            counts: WriteBack::init(memory, slots, base, Principal::MAX_LENGTH_IN_BYTES),
         }
-    }
-
-    fn remember(&self, owner: Principal, n: u32) {
-        let mut r = self.recent.borrow_mut();
-        r.retain(|(o, _)| *o != owner);
-        if r.len() == RECENT {
-            r.remove(0);
-        }
-        r.push((owner, n));
     }
 
     /// The owner's count (0 when none).
     pub fn get(&self, owner: &Principal) -> u32 {
-        let known = self
-            .recent
-            .borrow()
-            .iter()
-            .find(|(o, _)| o == owner)
-            .map(|(_, n)| *n);
-        if let Some(n) = known {
-            return n;
-        }
-        let n = self.map.get(owner).unwrap_or(0);
-        self.remember(*owner, n);
-        n
+        self.counts.get(owner).unwrap_or(0)
     }
 
     /// Sets the owner's count; 0 removes its entry.
     pub fn set(&mut self, owner: Principal, n: u32) {
         if n == 0 {
-            self.map.remove(&owner);
+            self.counts.remove(&owner);
         } else {
-            self.map.insert(owner, n);
+            self.counts.insert(owner, n);
         }
-        self.remember(owner, n);
     }
 
     /// Adds `delta` to the owner's count (never below 0).
@@ -71,22 +44,14 @@ impl<M: Memory> OwnerCounts<M> {
         self.set(owner, n as u32);
     }
 
-    /// Every stored count (checks; reads the whole map).
+    /// Every count (checks; reads the whole map).
     pub fn stored(&self) -> std::collections::BTreeMap<Principal, u32> {
-        self.map.iter().map(|e| e.into_pair()).collect()
+        self.counts.stored()
     }
 
-    /// Whether every remembered count is the stored one (checks).
+    /// Whether what the heap holds is what stable memory says (checks).
     pub fn check_remembered(&self) -> Result<(), String> {
-        for (o, n) in self.recent.borrow().iter() {
-            let stored = self.map.get(o).unwrap_or(0);
-            if stored != *n {
-                return Err(format!(
-                    "the count remembered for {o} is {n}, the stored one {stored}"
-                ));
-            }
-        }
-        Ok(())
+        self.counts.check()
     }
 }
 
@@ -95,14 +60,15 @@ mod tests {
     use super::*;
     use ic_stable_structures::VectorMemory;
 
+    /// Principals of 10 and of 29 bytes (the longest).
     fn p(n: u8) -> Principal {
-        Principal::from_slice(&[n; 10])
+        Principal::from_slice(&vec![n; if n.is_multiple_of(2) { 10 } else { 29 }])
     }
 
     #[test]
-    fn counts_read_back_through_a_fresh_map_and_what_is_remembered_is_stored() {
-        let mem = VectorMemory::default();
-        let mut c = OwnerCounts::init(mem.clone());
+    fn counts_read_back_through_a_fresh_opening_and_what_the_heap_holds_is_stored() {
+        let (mem, slots) = (VectorMemory::default(), VectorMemory::default());
+        let mut c = OwnerCounts::init(mem.clone(), slots.clone(), 0);
         for k in 0..40u8 {
             c.add(p(k), i64::from(k % 3) + 1);
         }
@@ -110,7 +76,7 @@ mod tests {
         c.set(p(2), 0);
         c.add(p(3), -10);
         c.check_remembered().unwrap();
-        let fresh = OwnerCounts::init(mem);
+        let fresh = OwnerCounts::init(mem, slots, 0);
         for k in 0..40u8 {
             let want = match k {
                 1 => 1,
@@ -119,6 +85,7 @@ mod tests {
             };
             assert_eq!((c.get(&p(k)), fresh.get(&p(k))), (want, want), "owner {k}");
         }
+        fresh.check_remembered().unwrap();
         assert!(!c.stored().contains_key(&p(2)), "0 is no entry");
         assert!(!c.stored().contains_key(&p(3)), "never below 0");
     }

@@ -5,6 +5,7 @@ use crate::memory;
 use crate::model::*;
 use crate::owner_counts::OwnerCounts;
 use crate::types::Limits;
+use crate::write_back::WriteBack;
 use candid::Principal;
 use ic_stable_structures::memory_manager::{MemoryManager, VirtualMemory};
 use ic_stable_structures::{Memory, StableBTreeMap, StableCell};
@@ -126,9 +127,7 @@ pub struct State<M: Memory> {
     /// The bus's turns, owners' turn index, usage counts, inboxes and escalation handlers.
     pub turns: StableBTreeMap<u64, crate::bus::records::Turn, VM<M>>,
     pub owner_turns: StableBTreeMap<(Principal, u64), bool, VM<M>>,
-    pub usage: StableBTreeMap<crate::bus::records::UsageKey, u64, VM<M>>,
-    /// The usage pairs last counted and their counts (heap only: `bus::usage::bump`).
-    pub usage_recent: Vec<(crate::bus::records::UsageKey, u64)>,
+    pub usage: WriteBack<crate::bus::records::UsageKey, u64, VM<M>>,
     pub inbox: StableBTreeMap<(Principal, u64), crate::bus::records::InboxEntry, VM<M>>,
     pub handlers: StableBTreeMap<Principal, Principal, VM<M>>,
     /// Inbox entry id → (owner, prune task's time), for the inbox's prune tasks.
@@ -192,19 +191,31 @@ impl<M: Memory + Clone> State<M> {
             ),
             intent_keys: StableBTreeMap::init(mm.get(memory::INTENT_KEYS)),
             owner_intents: StableBTreeMap::init(mm.get(memory::OWNER_INTENTS)),
-            open_counts: OwnerCounts::init(mm.get(memory::OPEN_COUNTS)),
+            open_counts: OwnerCounts::init(
+                mm.get(memory::OPEN_COUNTS),
+                mm.get(memory::WRITE_BACK),
+                memory::WRITE_BACK_OPEN,
+            ),
             due: StableBTreeMap::init(mm.get(memory::DUE)),
             in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
             in_flight_v1,
             expiries,
             stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
             open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
-            owner_totals: OwnerCounts::init(mm.get(memory::OWNER_TOTALS)),
+            owner_totals: OwnerCounts::init(
+                mm.get(memory::OWNER_TOTALS),
+                mm.get(memory::WRITE_BACK),
+                memory::WRITE_BACK_KEPT,
+            ),
             watchdogs: StableBTreeMap::init(mm.get(memory::WATCHDOGS)),
             turns: StableBTreeMap::init(mm.get(memory::TURNS)),
             owner_turns: StableBTreeMap::init(mm.get(memory::OWNER_TURNS)),
-            usage: StableBTreeMap::init(mm.get(memory::TOOL_USAGE)),
-            usage_recent: Vec::new(),
+            usage: WriteBack::init(
+                mm.get(memory::TOOL_USAGE),
+                mm.get(memory::WRITE_BACK),
+                memory::WRITE_BACK_USAGE,
+                crate::bus::records::UsageKey::MAX_BYTES,
+            ),
             inbox: StableBTreeMap::init(mm.get(memory::INBOX)),
             handlers: StableBTreeMap::init(mm.get(memory::ESCALATION_HANDLERS)),
             inbox_ids: StableBTreeMap::init(mm.get(memory::INBOX_IDS)),
@@ -512,14 +523,7 @@ impl<M: Memory> State<M> {
         use std::collections::{BTreeMap, BTreeSet};
         self.check_records().map_err(|e| e.to_string())?;
         self.intents.check()?;
-        for (k, n) in &self.usage_recent {
-            if self.usage.get(k) != Some(*n) {
-                return Err(format!(
-                    "the usage count remembered for {k:?} is {n}, the map holds {:?}",
-                    self.usage.get(k)
-                ));
-            }
-        }
+        self.usage.check()?;
         let mut owners = BTreeSet::new();
         let mut open: BTreeMap<Principal, u32> = Default::default();
         let tasks: BTreeSet<(u64, u8, u64)> = self.due.keys().collect();

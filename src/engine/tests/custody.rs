@@ -497,6 +497,77 @@ fn an_owner_keeps_at_most_max_intents_per_owner_settled_ones_included() {
     assert!(w.tool(other_owner(), "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), None).is_ok());
 }
 
+/// The counts a prepare checks are held in write-back slots and are stale in their maps until
+/// written back: the bounds hold across an upgrade while they are held, and again after 20
+/// other owners (of the longest principals) took every slot and wrote them back.
+#[test]
+fn the_per_owner_bounds_hold_across_upgrades_whether_the_counts_are_held_or_written_back() {
+    use ic_stable_structures::memory_manager::MemoryManager;
+    use tool_host_engine::memory;
+    let w = World::new().setup();
+    w.with_limits(|l| {
+        l.max_open_intents_per_owner = 2;
+        l.max_intents_per_owner = 3;
+    });
+    let refused = |w: &World, amount: u64, why: &str| {
+        let before = snapshot(w);
+        let e = prepare_n(w, 1, amount).pop().unwrap().unwrap_err();
+        assert_eq!(e.code, "LIMIT");
+        assert!(
+            e.message.starts_with(&format!("{} {why}", owner())),
+            "{}",
+            e.message
+        );
+        assert_eq!(snapshot(w), before);
+    };
+    // The owner's counts as its map holds them (not its slot).
+    let in_map = |w: &World, m| {
+        let mm = MemoryManager::init(w.memory.clone());
+        ic_stable_structures::StableBTreeMap::<candid::Principal, u32, _>::load(mm.get(m))
+            .get(&owner())
+    };
+    assert!(prepare_n(&w, 2, 1).into_iter().all(|r| r.is_ok()));
+    assert_eq!(
+        in_map(&w, memory::OPEN_COUNTS),
+        None,
+        "held, not written back"
+    );
+    w.upgrade();
+    w.state.borrow().check_indexes().unwrap();
+    refused(&w, 7, "has 2 intents that are not settled");
+    let open: Vec<u64> = w.state.borrow().intents.iter().map(|(id, _)| id).collect();
+    for id in open {
+        tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
+    }
+    assert!(prepare_n(&w, 1, 3).pop().unwrap().is_ok());
+    assert_eq!(
+        in_map(&w, memory::OWNER_TOTALS),
+        None,
+        "held, not written back"
+    );
+    w.upgrade();
+    refused(&w, 8, "keeps 3 intents");
+    for k in 0..20u8 {
+        let other = candid::Principal::from_slice(&[k + 10; 29]);
+        assert!(w.tool(other, "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), None).is_ok());
+    }
+    assert_eq!(
+        (
+            in_map(&w, memory::OWNER_TOTALS),
+            in_map(&w, memory::OPEN_COUNTS)
+        ),
+        (Some(3), Some(1)),
+        "written back by the other owners' prepares"
+    );
+    w.state.borrow().check_indexes().unwrap();
+    w.upgrade();
+    w.state.borrow().check_indexes().unwrap();
+    refused(&w, 9, "keeps 3 intents");
+    w.with_limits(|l| l.max_intents_per_owner = 10);
+    assert!(prepare_n(&w, 1, 10).pop().unwrap().is_ok());
+    refused(&w, 11, "has 2 intents that are not settled");
+}
+
 #[test]
 fn the_host_keeps_at_most_max_intents_and_max_stored_input_bytes() {
     let w = World::new().setup();

@@ -90,6 +90,7 @@ fn as_released_then_upgrade(w: &World) {
         .map(|e| e.into_pair())
         .collect();
     assert!(w.state.borrow().in_flight.is_empty());
+    let open_counts = w.state.borrow().open_counts.stored();
     {
         let mm = MemoryManager::init(w.memory.clone());
         let mut raw: StableBTreeMap<u64, Vec<u8>, _> =
@@ -99,10 +100,12 @@ fn as_released_then_upgrade(w: &World) {
         }
         // The released version had no body slab and no head table: their memories as a fresh
         // bucket leaves them.
+        // Nor write-back slots: its open counts were all in their map.
         for m in [
             memory::INTENT_BODIES,
             memory::HEAD_DIRECTORY,
             memory::HEAD_PAGES,
+            memory::WRITE_BACK,
         ] {
             let m = mm.get(m);
             m.write(0, &vec![0; m.size() as usize * 65_536]);
@@ -148,6 +151,12 @@ fn as_released_then_upgrade(w: &World) {
         StableBTreeMap::<tool_host_engine::state::UseEntry, (), _>::init(mm.get(memory::OPEN_USES))
             .clear_new();
         StableBTreeMap::<candid::Principal, u32, _>::init(mm.get(memory::OWNER_TOTALS)).clear_new();
+        let mut raw_open: StableBTreeMap<candid::Principal, u32, _> =
+            StableBTreeMap::init(mm.get(memory::OPEN_COUNTS));
+        raw_open.clear_new();
+        for (owner, n) in &open_counts {
+            raw_open.insert(*owner, *n);
+        }
     }
     *w.state.borrow_mut() = tool_host_engine::state::State::init(w.memory.clone());
     assert_eq!(

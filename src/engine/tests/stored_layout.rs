@@ -214,10 +214,18 @@ fn the_layout_names_every_current_version() {
         table::PER_PAGE,
         tool_host_engine::intent_store::SPILLED,
     );
+    use tool_host_engine::memory as m;
+    use tool_host_engine::write_back as wb;
+    let slots = (
+        (wb::MAGIC, wb::VERSION, wb::SLOTS, wb::REGION_BYTES),
+        (m::WRITE_BACK_KEPT, m::WRITE_BACK_OPEN, m::WRITE_BACK_USAGE),
+        tool_host_engine::bus::records::UsageKey::MAX_BYTES,
+    );
     // Layout 1: config version 4, when the number came in. Layout 2: the expiry index (25).
     // Layout 3: intent heads by id (the head table, 26 and 27). Layout 4: settled intents'
     // bodies packed (intent body version 2). Layout 5: packed with spelled bytes put back,
-    // against sample bodies (intent body version 3).
+    // against sample bodies (intent body version 3). Layout 6: the counts written lately
+    // held in write-back slots (28).
     let pinned = [
         ("config", 4),
         ("form", 1),
@@ -231,16 +239,25 @@ fn the_layout_names_every_current_version() {
         ("intent", 3),
     ];
     assert_eq!(
-        (LAYOUT, &found[..], &structures[..], &kinds[..], slab, heads),
         (
-            5,
+            LAYOUT,
+            &found[..],
+            &structures[..],
+            &kinds[..],
+            slab,
+            heads,
+            slots
+        ),
+        (
+            6,
             &pinned[..],
-            &(0..=27)
+            &(0..=28)
                 .map(ic_stable_structures::memory_manager::MemoryId::new)
                 .collect::<Vec<_>>()[..],
             &[1, 2, 3, 4, 6, 7][..],
             (b"TBS\x01", 256),
-            (b"THT\x01", 4096, 340, 12, 0xff)
+            (b"THT\x01", 4096, 340, 12, 0xff),
+            ((b"WB", 1, 16, 4096), (0, 4096, 8192), 158)
         ),
         "a record's current version, a structure, a task kind or the slab's format changed: \
          raise LAYOUT and pin the new values here"
@@ -761,6 +778,11 @@ fn use_entry() {
 #[test]
 fn every_version_has_a_fixture() {
     let mut expected: Vec<String> = vec!["use_entry".into(), "usage_key".into()];
+    // The write-back slots: only the version this code reads (another is refused on opening).
+    expected.push(format!(
+        "write_back_slots_v{}",
+        tool_host_engine::write_back::VERSION
+    ));
     fn names<T: Versioned>(file: &str, out: &mut Vec<String>) {
         out.extend(T::READS.iter().map(|v| format!("{file}_v{v}")));
     }
@@ -801,9 +823,9 @@ mod buckets {
         let s = State::init(mem.clone());
         s.check_indexes().unwrap();
         // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens, the intent
-        // body slab and the head table's two, written from the first intent on, and the expiry
-        // index, opened with the first preview.
-        let opened = memory::ALL.len() as u64 - 5;
+        // body slab and the head table's two, written from the first intent on, the expiry
+        // index, opened with the first preview, and the write-back slots, with the first count.
+        let opened = memory::ALL.len() as u64 - 6;
         assert_eq!(mem.size(), 1 + opened * BUCKET_SIZE_IN_PAGES as u64);
         assert!(
             mem.size() * PAGE <= 12 * 1024 * 1024,
@@ -835,8 +857,9 @@ mod buckets {
         assert_eq!(mem.size(), 1 + 128, "the old default: one 8 MiB bucket");
         let mut s = State::init(mem.clone());
         assert_eq!(s.forms.get(&"icrc1".to_string()).unwrap().registered_at, 1);
-        // Not opened: the retired journal, the body slab, the head table and the expiry index.
-        let opened = memory::ALL.len() as u64 - 5;
+        // Not opened: the retired journal, the body slab, the head table, the expiry index and
+        // the write-back slots.
+        let opened = memory::ALL.len() as u64 - 6;
         assert_eq!(
             mem.size(),
             1 + opened * 128,
@@ -1053,4 +1076,45 @@ fn an_unknown_version_in_the_head_table_is_reported_by_the_checks() {
     s.check_layout().expect("the newest head reads");
     let e = s.check_records().unwrap_err();
     assert!(e.reason.contains("more than a slot holds"), "{e}");
+}
+
+/// The write-back slots' region (memory 28, version 1) as the kept counts write it: held
+/// values, a removal held for a key in the map, a key of the longest principal; and read back
+/// from the fixture as the same counts.
+#[test]
+fn write_back_slots_v1() {
+    use ic_stable_structures::{Memory, VectorMemory};
+    use tool_host_engine::write_back::WriteBack;
+    let (map, slots) = (VectorMemory::default(), VectorMemory::default());
+    let open = |map: &VectorMemory, slots: &VectorMemory| {
+        WriteBack::<Principal, u32, _>::init(map.clone(), slots.clone(), 0, 29)
+    };
+    let mut w = open(&map, &slots);
+    for k in 1..=17u8 {
+        w.insert(p(k), u32::from(k));
+    }
+    w.remove(&p(1));
+    w.insert(Principal::from_slice(&[0xab; 29]), 7);
+    let mut bytes = vec![0u8; 8 + 16 * 43];
+    slots.read(0, &mut bytes);
+    let fixture = golden("write_back_slots_v1", &bytes);
+    assert_eq!(
+        hex::encode(&bytes),
+        hex::encode(&fixture),
+        "the write-back slots are no longer written as version 1"
+    );
+    let want = w.stored();
+    assert!(!want.contains_key(&p(1)) && want[&p(2)] == 2 && want.len() == 17);
+    let again = VectorMemory::default();
+    again.grow(1);
+    again.write(0, &fixture);
+    let mut read = open(&map, &again);
+    assert_eq!(read.stored(), want);
+    read.check().unwrap();
+    // The write order is read too: a new key takes the slot of p(4), written least lately
+    // (p(17) was written after it, in a lower slot).
+    read.insert(p(200), 1);
+    let raw: ic_stable_structures::StableBTreeMap<Principal, u32, _> =
+        ic_stable_structures::StableBTreeMap::load(map.clone());
+    assert_eq!((raw.get(&p(4)), raw.get(&p(17))), (Some(4), None));
 }

@@ -92,6 +92,9 @@ crate::model::single_version!(InboxEntry, "inbox entry");
 pub struct UsageKey(Vec<u8>);
 
 impl UsageKey {
+    /// The longest key: the owner's length byte and bytes, a name of `bus::MAX_NAME_BYTES`.
+    pub const MAX_BYTES: usize = 1 + Principal::MAX_LENGTH_IN_BYTES + super::MAX_NAME_BYTES;
+
     pub fn new(owner: &Principal, tool: &str) -> UsageKey {
         let mut b = Self::owner_prefix(owner);
         b.extend_from_slice(tool.as_bytes());

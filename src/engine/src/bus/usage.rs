@@ -13,47 +13,29 @@ use tool_host_core::bus::Usage;
 /// An owner's counts, by tool name (one range read).
 pub fn counts<M: Memory>(s: &State<M>, owner: &Principal) -> Usage {
     s.usage
-        .range(UsageKey::start(owner)..)
-        .take_while(|e| e.key().is_of(owner))
-        .map(|e| {
-            let (k, n) = e.into_pair();
-            (k.tool().to_string(), n)
-        })
+        .range_while(UsageKey::start(owner), |k| k.is_of(owner))
+        .into_iter()
+        .map(|(k, n)| (k.tool().to_string(), n))
         .collect()
 }
 
 /// (owner, tool) pairs counted, all owners together: any principal may call a tool, and
 /// principals are free, so the map is bounded as the other bus maps are. At the bound a new
 /// pair is not counted (the call is made all the same); a pair counted already still counts.
-/// The map's `len` is its own count (O(1)), so no counter is kept beside it.
+/// The map's `len` is its own count (O(1), with the held pairs), so no counter is kept beside it.
 pub const MAX_USAGE_ENTRIES: u64 = 250_000;
 
-/// Pairs whose count is remembered (`State::usage_recent`).
-const RECENT: usize = 16;
-
 /// One call made by (or for) `owner`: counted unless it would be a new pair past
-/// `MAX_USAGE_ENTRIES`. The count of a pair counted lately is taken from the heap, so such a
-/// call writes the map without searching it first (a search of up to 250 000 pairs, made by
-/// every tool call). Only this writes the map, and it keeps what it remembers in step; the
-/// heap is rolled back with a message that traps, and is empty after an upgrade.
+/// `MAX_USAGE_ENTRIES`. The pairs counted lately are held in write-back slots
+/// (`crate::write_back`), so such a call writes a slot, not the map of up to 250 000 pairs.
 pub fn bump<M: Memory>(s: &mut State<M>, owner: &Principal, tool: &str) {
     let key = UsageKey::new(owner, tool);
-    let remembered = s
-        .usage_recent
-        .iter()
-        .position(|(k, _)| *k == key)
-        .map(|i| s.usage_recent.remove(i).1);
-    let n = match remembered.or_else(|| s.usage.get(&key)) {
+    let n = match s.usage.get(&key) {
         Some(n) => n,
         None if s.usage.len() >= MAX_USAGE_ENTRIES => return,
         None => 0,
     };
-    let n = n.saturating_add(1);
-    s.usage.insert(key.clone(), n);
-    if s.usage_recent.len() == RECENT {
-        s.usage_recent.remove(0);
-    }
-    s.usage_recent.push((key, n));
+    s.usage.insert(key, n.saturating_add(1));
 }
 
 /// `tool_usage`: the owner's counts, for the owner and its agents.
