@@ -124,19 +124,8 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
     fn load(mut self) -> Self {
         self.held = self.read_held();
         self.held.sort_by_key(|h| h.written);
-        for (i, h) in self.held.iter().enumerate() {
-            assert!(
-                self.held[..i].iter().all(|o| o.key != h.key),
-                "write-back slot {} at {} holds a key another slot holds",
-                h.slot,
-                self.base
-            );
-            assert!(
-                i == 0 || self.held[i - 1].written < h.written,
-                "write-back slot {} at {} carries another slot's write number",
-                h.slot,
-                self.base
-            );
+        if let Err(why) = self.order() {
+            panic!("{why}");
         }
         self.next_write = self.held.last().map_or(0, |h| {
             h.written
@@ -144,6 +133,25 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
                 .expect("a write number below the most")
         });
         self
+    }
+
+    /// Whether the held keys are each held once and in strictly increasing write order.
+    fn order(&self) -> Result<(), String> {
+        for (i, h) in self.held.iter().enumerate() {
+            if self.held[..i].iter().any(|o| o.key == h.key) {
+                return Err(format!(
+                    "write-back slot {} at {} holds a key another slot holds",
+                    h.slot, self.base
+                ));
+            }
+            if i > 0 && self.held[i - 1].written >= h.written {
+                return Err(format!(
+                    "write-back slot {} at {} carries another slot's write number",
+                    h.slot, self.base
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The held keys as stable memory has them, in slot order.
@@ -231,18 +239,21 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
         self.read.borrow_mut().retain(|(k, _)| k != key);
     }
 
+    /// The map's value for a key read lately (`Some(None)`: the map has none).
+    fn read_lately(&self, key: &K) -> Option<Option<V>> {
+        self.read
+            .borrow()
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
     /// The key's value: held, read lately, or the map's.
     pub fn get(&self, key: &K) -> Option<V> {
         if let Some(h) = self.held.iter().find(|h| h.key == *key) {
             return h.value.clone();
         }
-        let known = self
-            .read
-            .borrow()
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone());
-        if let Some(v) = known {
+        if let Some(v) = self.read_lately(key) {
             return v;
         }
         let v = self.map.get(key);
@@ -276,13 +287,9 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
             self.remember_read(&key, value);
             return;
         }
-        let read = self
-            .read
-            .borrow()
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.is_some());
-        let in_map = read.unwrap_or_else(|| self.map.contains_key(&key));
+        let in_map = self
+            .read_lately(&key)
+            .map_or_else(|| self.map.contains_key(&key), |v| v.is_some());
         if value.is_none() && !in_map {
             // Nothing to remove, and nothing to hold.
             self.remember_read(&key, None);
@@ -355,24 +362,24 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
             .map(|e| e.into_pair())
             .take_while(|(k, _)| keep(k))
             .collect();
-        for h in self.held.iter().filter(|h| h.key >= start && keep(&h.key)) {
+        self.overlay(&mut out, |k| *k >= start && keep(k));
+        out.into_iter().collect()
+    }
+
+    /// Puts the held keys `over` picks over `out` (a value, or a removal).
+    fn overlay(&self, out: &mut BTreeMap<K, V>, over: impl Fn(&K) -> bool) {
+        for h in self.held.iter().filter(|h| over(&h.key)) {
             match &h.value {
                 Some(v) => out.insert(h.key.clone(), v.clone()),
                 None => out.remove(&h.key),
             };
         }
-        out.into_iter().collect()
     }
 
     /// Every entry as reads see them (checks; reads the whole map).
     pub fn stored(&self) -> BTreeMap<K, V> {
         let mut out: BTreeMap<K, V> = self.map.iter().map(|e| e.into_pair()).collect();
-        for h in &self.held {
-            match &h.value {
-                Some(v) => out.insert(h.key.clone(), v.clone()),
-                None => out.remove(&h.key),
-            };
-        }
+        self.overlay(&mut out, |_| true);
         out
     }
 
@@ -400,11 +407,9 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
                 self.base
             ));
         }
-        for (i, h) in self.held.iter().enumerate() {
-            if self.held[..i].iter().any(|o| o.key == h.key) {
-                return Err(format!("{:?} is held twice", h.key));
-            }
-            if (i > 0 && self.held[i - 1].written >= h.written) || h.written >= self.next_write {
+        self.order()?;
+        for h in &self.held {
+            if h.written >= self.next_write {
                 return Err(format!("{:?} is out of its write order", h.key));
             }
             if self.map.contains_key(&h.key) != h.in_map {

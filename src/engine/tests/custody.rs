@@ -471,13 +471,19 @@ fn prepare_n(w: &World, n: usize, start: u64) -> Vec<ApiResult<ToolResult>> {
         .collect()
 }
 
-#[test]
-fn an_owner_keeps_at_most_max_intents_per_owner_settled_ones_included() {
+/// A world whose owners may keep 2 intents not settled and 3 in all.
+fn world_with_owner_bounds() -> std::rc::Rc<World> {
     let w = World::new().setup();
     w.with_limits(|l| {
         l.max_open_intents_per_owner = 2;
         l.max_intents_per_owner = 3;
     });
+    w
+}
+
+#[test]
+fn an_owner_keeps_at_most_max_intents_per_owner_settled_ones_included() {
+    let w = world_with_owner_bounds();
     for k in 0..3 {
         let r = prepare_n(&w, 1, 1 + k).pop().unwrap().unwrap();
         let id: u64 = structured(&r)["intent_id"]
@@ -504,11 +510,7 @@ fn an_owner_keeps_at_most_max_intents_per_owner_settled_ones_included() {
 fn the_per_owner_bounds_hold_across_upgrades_whether_the_counts_are_held_or_written_back() {
     use ic_stable_structures::memory_manager::MemoryManager;
     use tool_host_engine::memory;
-    let w = World::new().setup();
-    w.with_limits(|l| {
-        l.max_open_intents_per_owner = 2;
-        l.max_intents_per_owner = 3;
-    });
+    let w = world_with_owner_bounds();
     let refused = |w: &World, amount: u64, why: &str| {
         let before = snapshot(w);
         let e = prepare_n(w, 1, amount).pop().unwrap().unwrap_err();
