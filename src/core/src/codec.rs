@@ -20,7 +20,7 @@ pub fn encode_args_with(
     types: &MethodTypes,
     args: &IDLArgs,
 ) -> Result<Vec<u8>, String> {
-    if let Some((header, table)) = types.args_header.get() {
+    if let Some((header, table)) = args_header(types) {
         if let Some(bytes) = crate::wire::encode_with_header(header, table, args) {
             return Ok(bytes);
         }
@@ -34,6 +34,34 @@ pub fn encode_args_with(
         }
     }
     Ok(bytes)
+}
+
+/// The arguments' header, made on first use from the types alone ([`header_of_types`]): the
+/// first encoding of a method after every upgrade (its first prepare) then writes only values.
+fn args_header(types: &MethodTypes) -> Option<&(Vec<u8>, crate::wire::Table)> {
+    if types.args_header.get().is_none() {
+        let made = header_of_types(&types.args)?;
+        let _ = types.args_header.set(made);
+    }
+    types.args_header.get()
+}
+
+/// The header (`"DIDL"`, type table, argument types) `candid` writes for values of `list`, from
+/// its type serializer alone: without annotating and writing values, the most of a whole
+/// encoding's cost. `None` for types that name others (recursive ones, kept in the method's
+/// environment, which the serializer cannot be given: it refuses the name): those have theirs
+/// from their first whole encoding.
+pub fn header_of_types(list: &[candid::types::Type]) -> Option<(Vec<u8>, crate::wire::Table)> {
+    let mut ser = candid::ser::TypeSerialize::new();
+    for t in list {
+        ser.push_type(t).ok()?;
+    }
+    ser.serialize().ok()?;
+    let mut bytes = b"DIDL".to_vec();
+    bytes.extend_from_slice(ser.get_result());
+    let (header, table) = crate::wire::header_of(&bytes)?;
+    // All of it is the header: no value was written.
+    (header.len() == bytes.len()).then_some((bytes, table))
 }
 
 /// Decodes a reply with the method's result types; a reply that does not decode is an unknown outcome.

@@ -7,9 +7,13 @@ use candid::types::{Type, TypeEnv, TypeInner};
 use candid::{IDLArgs, Int, Nat, Principal};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
+use serde_json::json;
 use tool_host_core::candid_types::MethodTypes;
+use tool_host_core::codec::{encode_args_with, header_of_types};
 use tool_host_core::packs::pack;
 use tool_host_core::wire::{decode_with_types, encode_with_header, header_of};
+
+mod common;
 
 /// Every method's argument and result types in the two packs.
 fn method_types() -> Vec<(String, MethodTypes)> {
@@ -207,6 +211,129 @@ fn every_pack_method_encodes_as_candid_encodes_it() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A method of every kind of type a form spells: fields out of their hash order, variants,
+/// nested options and vectors, a type named twice (written once in the table), every primitive.
+fn varied_method_types() -> Vec<(String, MethodTypes)> {
+    let account = json!({ "type": "record", "fields": [
+        { "name": "owner", "type": "principal" },
+        { "name": "subaccount", "type": "opt", "inner": { "type": "blob" } }
+    ] });
+    let prims = [
+        "null",
+        "bool",
+        "nat",
+        "int",
+        "nat8",
+        "nat16",
+        "nat32",
+        "nat64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float32",
+        "float64",
+        "text",
+        "reserved",
+        "principal",
+    ];
+    let mut fields: Vec<_> = prims
+        .iter()
+        .map(|p| json!({ "name": format!("f_{p}"), "type": p }))
+        .collect();
+    fields.push(json!({ "name": "zz", "type": "vec", "inner": { "type": "opt", "inner": { "type": "Account" } } }));
+    fields.push(json!({ "name": "aa", "type": "Account" }));
+    fields.push(json!({ "name": "kind", "type": "variant", "cases": [
+        { "name": "Later", "type": "nat64" },
+        { "name": "Now", "type": "null" },
+        { "name": "To", "type": "Account" }
+    ] }));
+    let m = json!({ "mode": "update", "args": [
+        { "type": "record", "fields": fields },
+        { "type": "blob" },
+        { "type": "Account" }
+    ], "results": [{ "type": "variant", "cases": [
+        { "name": "Ok", "type": "nat" },
+        { "name": "Err", "type": "text" }
+    ] }] });
+    // A recursive type: kept in the environment, so left to candid.
+    let list = json!({ "type": "opt", "inner": { "type": "record", "fields": [
+        { "name": "head", "type": "Account" },
+        { "name": "tail", "type": "List" }
+    ] } });
+    let r =
+        json!({ "mode": "query", "args": [{ "type": "List" }], "results": [{ "type": "List" }] });
+    let form = common::form(
+        json!({ "m": m, "r": r }),
+        json!({ "Account": account, "List": list }),
+    );
+    form.form
+        .methods
+        .iter()
+        .map(|(name, def)| (name.clone(), MethodTypes::of(&form.form, def)))
+        .collect()
+}
+
+/// The header made from the types alone is the one `candid` writes with the values, byte for
+/// byte, so the first encoding after an upgrade writes what every later one does; types that
+/// name others (the ICRC-3 value) have none and are left to `candid`'s first encoding.
+#[test]
+fn a_header_from_the_types_alone_is_the_one_candid_writes() {
+    let mut rng = Rng(13);
+    let (mut made, mut left) = (0, 0);
+    let mut all = method_types();
+    all.extend(varied_method_types());
+    for (method, mt) in all {
+        for list in [&mt.args, &mt.results] {
+            let bytes = any_args(&mt, list, &mut rng)
+                .to_bytes_with_types(&mt.env, list)
+                .unwrap_or_else(|e| panic!("{method}: {e}"));
+            let (want, want_table) = header_of(&bytes).unwrap();
+            match header_of_types(list) {
+                Some((got, table)) => {
+                    made += 1;
+                    assert_eq!(got, want, "{method}");
+                    assert_eq!(table, want_table, "{method}");
+                }
+                None => {
+                    left += 1;
+                    assert!(!mt.env.0.is_empty(), "{method}: no header, no named types");
+                }
+            }
+        }
+    }
+    assert!(
+        made >= 20 && left >= 1,
+        "{made} made, {left} left to candid"
+    );
+}
+
+/// A method's first encoding (its header not yet kept) writes what `candid` writes, and keeps
+/// the header that every later one writes with.
+#[test]
+fn a_first_encoding_writes_what_candid_writes() {
+    let mut rng = Rng(17);
+    let plans =
+        tool_host_core::plan::build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+    assert!(plans.plans.len() >= 3);
+    for plan in plans.plans.values() {
+        for _ in 0..20 {
+            let mt = tool_host_core::codec::method_types(plan);
+            let args = any_args(&mt, &mt.args, &mut rng);
+            let want = args.to_bytes_with_types(&mt.env, &mt.args).unwrap();
+            assert_eq!(
+                encode_args_with(plan, &mt, &args).unwrap(),
+                want,
+                "{}",
+                plan.name
+            );
+            let (header, _) = header_of(&want).unwrap();
+            let kept = &mt.args_header.get().expect("kept").0;
+            assert_eq!(kept.as_slice(), header, "{}", plan.name);
         }
     }
 }

@@ -143,7 +143,9 @@ async fn dispatch<R: Runtime>(
             format!("no tool '{}' (tools: {names})", args.name),
         ));
     };
+    rt.mark("call_tool: tool found");
     count_call(rt, &owner, &args.name);
+    rt.mark("call_tool: counted");
     match tool.plan().kind {
         ToolKind::Read => {
             *reached = Reached::Read;
