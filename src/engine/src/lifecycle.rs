@@ -309,7 +309,7 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
             let id = s.next_intent_id(t.input_json.len() as u64);
             let mut i = t.clone();
             i.id = id;
-            i.owner = candid::Principal::from_slice(&id.to_be_bytes());
+            i.owner = owner_of_copy(id);
             i.identity = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
                 id.to_be_bytes(),
             ))
@@ -341,4 +341,18 @@ pub fn clone_settled_intents<R: Runtime>(rt: &R, template: u64, n: u64) -> Resul
         }
         Ok(last)
     })
+}
+
+/// A copy's owner, shaped as a wallet's is (a self-authenticating principal: 28 bytes of a
+/// hash and the suffix 2), so the owner-keyed maps hold keys of that size in no order, as
+/// they do in use (ascending short ids would fill every node on one side of each map).
+fn owner_of_copy(id: u64) -> candid::Principal {
+    let h: [u8; 32] = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
+        [b"owner".as_slice(), &id.to_be_bytes()].concat(),
+    ))
+    .into();
+    let mut bytes = [0u8; 29];
+    bytes[..28].copy_from_slice(&h[..28]);
+    bytes[28] = 2;
+    candid::Principal::from_slice(&bytes)
 }
