@@ -106,9 +106,12 @@ pub struct MethodTypes {
     pub env: TypeEnv,
     pub args: Vec<Type>,
     pub results: Vec<Type>,
-    /// The header `candid` writes for the arguments (it depends on the types only), kept from
-    /// the first encoding so that later ones write only values ([`crate::codec`]).
+    /// The header `candid` writes for the arguments (it depends on the types only), made from
+    /// the types on first use, or kept from the first whole encoding when they name others, so
+    /// that encodings write only values ([`crate::codec`]).
     pub args_header: std::cell::OnceCell<(Vec<u8>, crate::wire::Table)>,
+    /// Whether the header was made from the types already (made or not: tried once).
+    pub args_header_tried: std::cell::Cell<bool>,
 }
 
 impl MethodTypes {
@@ -131,6 +134,7 @@ impl MethodTypes {
             args,
             results,
             args_header: Default::default(),
+            args_header_tried: Default::default(),
         }
     }
 }

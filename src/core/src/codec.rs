@@ -9,8 +9,9 @@ pub fn method_types(plan: &ToolPlan) -> MethodTypes {
     MethodTypes::of(&plan.form.form, plan.method_def())
 }
 
-/// Encodes the argument tuple with the method's argument types: the bytes that are sent. After
-/// the first encoding, only the values are written (the header is kept in `types`).
+/// Encodes the argument tuple with the method's argument types: the bytes that are sent. Only
+/// the values are written after the header kept in `types` ([`header_of_types`]), unless a
+/// value is not exactly of its type (then `candid` encodes, and says why).
 pub fn encode_args(plan: &ToolPlan, args: &IDLArgs) -> Result<Vec<u8>, String> {
     encode_args_with(plan, &method_types(plan), args)
 }
@@ -36,12 +37,14 @@ pub fn encode_args_with(
     Ok(bytes)
 }
 
-/// The arguments' header, made on first use from the types alone ([`header_of_types`]): the
-/// first encoding of a method after every upgrade (its first prepare) then writes only values.
+/// The arguments' header, made once from the types alone ([`header_of_types`]): the first
+/// encoding of a method after every upgrade (its first prepare) then writes only values. Types
+/// it is not made for keep the one of their first whole encoding.
 fn args_header(types: &MethodTypes) -> Option<&(Vec<u8>, crate::wire::Table)> {
-    if types.args_header.get().is_none() {
-        let made = header_of_types(&types.args)?;
-        let _ = types.args_header.set(made);
+    if types.args_header.get().is_none() && !types.args_header_tried.replace(true) {
+        if let Some(made) = header_of_types(&types.args) {
+            let _ = types.args_header.set(made);
+        }
     }
     types.args_header.get()
 }
@@ -49,8 +52,9 @@ fn args_header(types: &MethodTypes) -> Option<&(Vec<u8>, crate::wire::Table)> {
 /// The header (`"DIDL"`, type table, argument types) `candid` writes for values of `list`, from
 /// its type serializer alone: without annotating and writing values, the most of a whole
 /// encoding's cost. `None` for types that name others (recursive ones, kept in the method's
-/// environment, which the serializer cannot be given: it refuses the name): those have theirs
-/// from their first whole encoding.
+/// environment, which the serializer cannot be given: it refuses the name), and for a header
+/// the wire reader does not read (a `service`): those are encoded by `candid`. The serializer's
+/// calls are hidden from `candid`'s docs; the wire tests hold its header to the encoder's.
 pub fn header_of_types(list: &[candid::types::Type]) -> Option<(Vec<u8>, crate::wire::Table)> {
     let mut ser = candid::ser::TypeSerialize::new();
     for t in list {

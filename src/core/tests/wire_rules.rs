@@ -338,6 +338,92 @@ fn a_first_encoding_writes_what_candid_writes() {
     }
 }
 
+/// Kinds of type a form's values rarely take, by hand: a `func` (read by the wire) and
+/// `reserved` have a header from the types, `candid`'s; a `service` (not read by the wire) has
+/// none, and its encoding is `candid`'s, tried once.
+#[test]
+fn functions_reserved_and_services_have_candids_header_or_none() {
+    use candid::types::internal::{FuncMode, Function};
+    let func: Type = TypeInner::Func(Function {
+        modes: vec![FuncMode::Query],
+        args: vec![TypeInner::Text.into()],
+        rets: vec![TypeInner::Nat.into()],
+    })
+    .into();
+    let list = vec![func, TypeInner::Reserved.into(), TypeInner::Empty.into()];
+    let p = Principal::from_slice(&[7; 10]);
+    let values = IDLArgs {
+        args: vec![IDLValue::Func(p, "m".into()), IDLValue::Reserved],
+    };
+    let bytes = values
+        .to_bytes_with_types(&TypeEnv::new(), &list[..2])
+        .unwrap();
+    let (want, want_table) = header_of(&bytes).unwrap();
+    let (got, table) = header_of_types(&list[..2]).expect("a header");
+    assert_eq!((got.as_slice(), &table), (want, &want_table));
+    assert!(header_of_types(&list).is_some(), "empty has a header too");
+
+    let service: Type = TypeInner::Service(vec![]).into();
+    assert_eq!(header_of_types(std::slice::from_ref(&service)), None);
+    let plans = tool_host_core::plan::build_tool_plans(&[pack("icrc1").unwrap()]);
+    let plan = plans.plans.values().next().unwrap();
+    let mt = MethodTypes {
+        env: TypeEnv::new(),
+        args: vec![service.clone()],
+        results: vec![],
+        args_header: Default::default(),
+        args_header_tried: Default::default(),
+    };
+    let values = IDLArgs {
+        args: vec![IDLValue::Service(p)],
+    };
+    let want = values
+        .to_bytes_with_types(&TypeEnv::new(), &mt.args)
+        .unwrap();
+    for _ in 0..2 {
+        assert_eq!(encode_args_with(plan, &mt, &values).unwrap(), want);
+        assert!(mt.args_header_tried.get() && mt.args_header.get().is_none());
+    }
+}
+
+/// The header is made from the types, not kept from a first encoding: it is there after a
+/// first encoding `candid` refuses (values not of their types), for every pack method that
+/// takes arguments; a method whose types name others has none until a first encoding `candid`
+/// writes.
+#[test]
+fn the_header_is_made_before_any_encoding() {
+    let plans =
+        tool_host_core::plan::build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()]);
+    let wrong = |n: usize| IDLArgs {
+        args: vec![IDLValue::Bool(true); n],
+    };
+    let mut taking = 0;
+    for plan in plans.plans.values() {
+        let mt = tool_host_core::codec::method_types(plan);
+        if mt.args.is_empty() {
+            continue;
+        }
+        taking += 1;
+        assert!(encode_args_with(plan, &mt, &wrong(mt.args.len())).is_err());
+        assert!(mt.args_header.get().is_some(), "{}: no header", plan.name);
+    }
+    assert!(taking >= 3, "{taking} methods with arguments");
+    let (_, recursive) = varied_method_types()
+        .into_iter()
+        .find(|(m, _)| m == "r")
+        .unwrap();
+    let plan = plans.plans.values().next().unwrap();
+    assert!(encode_args_with(plan, &recursive, &wrong(1)).is_err());
+    assert!(recursive.args_header.get().is_none());
+    let args = any_args(&recursive, &recursive.args, &mut Rng(3));
+    let want = args
+        .to_bytes_with_types(&recursive.env, &recursive.args)
+        .unwrap();
+    assert_eq!(encode_args_with(plan, &recursive, &args).unwrap(), want);
+    let (header, _) = header_of(&want).unwrap();
+    assert_eq!(recursive.args_header.get().unwrap().0.as_slice(), header);
+}
+
 #[test]
 fn a_value_without_its_type_goes_to_candid() {
     let (_, mt) = method_types()

@@ -123,7 +123,7 @@ fn canister_ids() -> [candid::Principal; 3] {
 }
 
 /// Everything a catalog holds that a caller reads, as text (method types without the header
-/// kept from a first encoding, which a catalog reused across rebuilds may hold).
+/// made on a first encoding, which a catalog reused across rebuilds may hold).
 fn fingerprint(c: &catalog::Catalog) -> String {
     let types: Vec<String> = c
         .types

@@ -306,7 +306,7 @@ impl Decoder<'_, '_> {
 }
 
 /// The message `candid` writes for `values`, given the header (`"DIDL"`, type table, argument
-/// types) `candid` wrote for the same types before: the header depends on the types only.
+/// types) `candid` writes for the same types: the header depends on the types only.
 /// `None` when a value does not have its type exactly (then `candid` encodes, and says why).
 pub fn encode_with_header(header: &[u8], table: &Table, values: &IDLArgs) -> Option<Vec<u8>> {
     if table.args.len() != values.args.len() {
