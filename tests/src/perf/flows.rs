@@ -119,18 +119,48 @@ pub fn owners(w: &mut World, n: usize, tokens: u64) -> Check<Vec<Owner>> {
     }
     out.truncate(n);
     for o in &out {
-        let d = w
-            .host
-            .deposit_account(w.b.as_mut(), o.owner)?
-            .ok_or_fail("deposit_account")?;
-        let to = lt::Account {
-            owner: d.account.owner,
-            subaccount: d.account.subaccount,
-        };
-        let amount = w.tokens(tokens);
-        w.mint(&to, amount)?;
+        fund(w, o, tokens)?;
     }
     Ok(out)
+}
+
+/// `n` owners the canister has never seen, distinct for each `round`, each with an agent and
+/// a deposit account holding `tokens`.
+fn new_owners(w: &mut World, round: u64, n: usize, tokens: u64) -> Check<Vec<Owner>> {
+    let key = |role: u8, i: usize| {
+        let mut k = [role; 32];
+        k[1..9].copy_from_slice(&round.to_be_bytes());
+        k[9] = i as u8;
+        Principal::self_authenticating(k)
+    };
+    let mut out = vec![];
+    for i in 0..n {
+        let o = Owner {
+            owner: key(0xb0, i),
+            agent: key(0xb1, i),
+        };
+        w.host
+            .authorize_agent(w.b.as_mut(), o.owner, o.agent)?
+            .ok_or_fail("authorize_agent")?;
+        fund(w, &o, tokens)?;
+        out.push(o);
+    }
+    Ok(out)
+}
+
+/// Mints `tokens` to `o`'s deposit account.
+fn fund(w: &mut World, o: &Owner, tokens: u64) -> Check {
+    let d = w
+        .host
+        .deposit_account(w.b.as_mut(), o.owner)?
+        .ok_or_fail("deposit_account")?;
+    let to = lt::Account {
+        owner: d.account.owner,
+        subaccount: d.account.subaccount,
+    };
+    let amount = w.tokens(tokens);
+    w.mint(&to, amount)?;
+    Ok(())
 }
 
 /// A transfer's two costs: prepare (one execution) and the tool host's share of the confirm
@@ -1016,6 +1046,25 @@ fn scale(run: &mut Run) -> Check {
         }
         let label = format!(", {target} intents");
         transfers(run, &mut w, &os, 20, g, &label)?;
+        // The fill gives every intent an owner of its own: in that traffic most prepares are an
+        // owner's first, whose counts are keys new to their maps.
+        let mut firsts = vec![];
+        for o in new_owners(&mut w, target, 5, 100)? {
+            firsts.push(transfer(&mut w, o, &amount())?.prepare);
+        }
+        let most = *firsts.iter().max().expect("some");
+        run.put(
+            g,
+            format!("prepare a transfer, an owner's first, median of 5 new owners{label}"),
+            median(&mut firsts),
+            Some(GOAL_PREPARE),
+        );
+        run.put(
+            g,
+            format!("prepare a transfer, an owner's first, maximum of 5 new owners{label}"),
+            most,
+            Some(GOAL_PREPARE_MAX),
+        );
         let tick = reconcile_tick(&mut w, 100, &amount())?;
         run.put(
             g,
