@@ -234,36 +234,48 @@ fn transfers(
         prepares.push(t.prepare);
         confirms.push(t.confirm);
     }
-    let (pm, cm) = (
-        *prepares.iter().max().expect("some"),
-        *confirms.iter().max().expect("some"),
-    );
     let n = owners.len();
-    run.put(
+    put_median_and_max(
+        run,
         group,
-        format!("prepare a transfer, median of {count} by {n} owners{label}"),
-        median(&mut prepares),
-        Some(GOAL_PREPARE),
+        &mut prepares,
+        (
+            format!("prepare a transfer, median of {count} by {n} owners{label}"),
+            Some(GOAL_PREPARE),
+        ),
+        (
+            format!("prepare a transfer, maximum of {count}{label}"),
+            Some(GOAL_PREPARE_MAX),
+        ),
     );
-    run.put(
+    put_median_and_max(
+        run,
         group,
-        format!("prepare a transfer, maximum of {count}{label}"),
-        pm,
-        Some(GOAL_PREPARE_MAX),
-    );
-    run.put(
-        group,
-        format!("confirm and send (the tool host's share), median of {count}{label}"),
-        median(&mut confirms),
-        Some(GOAL_CONFIRM),
-    );
-    run.put(
-        group,
-        format!("confirm and send (the tool host's share), maximum of {count}{label}"),
-        cm,
-        None,
+        &mut confirms,
+        (
+            format!("confirm and send (the tool host's share), median of {count}{label}"),
+            Some(GOAL_CONFIRM),
+        ),
+        (
+            format!("confirm and send (the tool host's share), maximum of {count}{label}"),
+            None,
+        ),
     );
     Ok(())
+}
+
+/// Puts the median of `xs` and their maximum, each a flow with its goal (sorts `xs`).
+fn put_median_and_max(
+    run: &mut Run,
+    group: &str,
+    xs: &mut [u64],
+    (median_flow, median_goal): (String, Option<u64>),
+    (max_flow, max_goal): (String, Option<u64>),
+) {
+    let m = median(xs);
+    let most = *xs.last().expect("some");
+    run.put(group, median_flow, m, median_goal);
+    run.put(group, max_flow, most, max_goal);
 }
 
 /// Upgrades the tool host to `wasm`, then runs the rounds in which its catalog is built (a timer
@@ -1052,18 +1064,18 @@ fn scale(run: &mut Run) -> Check {
         for o in new_owners(&mut w, target, 5, 100)? {
             firsts.push(transfer(&mut w, o, &amount())?.prepare);
         }
-        let most = *firsts.iter().max().expect("some");
-        run.put(
+        put_median_and_max(
+            run,
             g,
-            format!("prepare a transfer, an owner's first, median of 5 new owners{label}"),
-            median(&mut firsts),
-            Some(GOAL_PREPARE),
-        );
-        run.put(
-            g,
-            format!("prepare a transfer, an owner's first, maximum of 5 new owners{label}"),
-            most,
-            Some(GOAL_PREPARE_MAX),
+            &mut firsts,
+            (
+                format!("prepare a transfer, an owner's first, median of 5 new owners{label}"),
+                Some(GOAL_PREPARE),
+            ),
+            (
+                format!("prepare a transfer, an owner's first, maximum of 5 new owners{label}"),
+                Some(GOAL_PREPARE_MAX),
+            ),
         );
         let tick = reconcile_tick(&mut w, 100, &amount())?;
         run.put(
