@@ -98,8 +98,22 @@ pub const WRITE_BACK_KEPT: u64 = 0;
 pub const WRITE_BACK_OPEN: u64 = crate::write_back::REGION_BYTES;
 pub const WRITE_BACK_USAGE: u64 = 2 * crate::write_back::REGION_BYTES;
 
+/// Intents kept per owner (stored layout 7 on, `crate::owner_table`): a hash table of a record
+/// per owner, the B-tree of `OWNER_TOTALS` keeping only the owners it held before and those
+/// whose bucket is full. Written from the first count on, so a fresh install takes no bucket.
+pub const OWNER_TOTALS_TABLE: MemoryId = MemoryId::new(29);
+/// Intents not settled per owner, as `OWNER_TOTALS_TABLE` beside `OPEN_COUNTS`.
+pub const OPEN_COUNTS_TABLE: MemoryId = MemoryId::new(30);
+
+/// (owner, tool) → calls made (stored layout 7 on, `crate::bus::usage_counts`): a hash table
+/// whose buckets are chosen by owner, the B-tree of `TOOL_USAGE` keeping only the pairs it held
+/// before and those the table has no room or no name for. Written from the first count on.
+pub const USAGE_TABLE: MemoryId = MemoryId::new(31);
+/// A tool name's digest → the name, for the usage table's records. Opened with the first name.
+pub const TOOL_NAMES: MemoryId = MemoryId::new(32);
+
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 29] = [
+pub const ALL: [MemoryId; 33] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -129,4 +143,8 @@ pub const ALL: [MemoryId; 29] = [
     HEAD_DIRECTORY,
     HEAD_PAGES,
     WRITE_BACK,
+    OWNER_TOTALS_TABLE,
+    OPEN_COUNTS_TABLE,
+    USAGE_TABLE,
+    TOOL_NAMES,
 ];

@@ -5,7 +5,6 @@ use crate::memory;
 use crate::model::*;
 use crate::owner_counts::OwnerCounts;
 use crate::types::Limits;
-use crate::write_back::WriteBack;
 use candid::Principal;
 use ic_stable_structures::memory_manager::{MemoryManager, VirtualMemory};
 use ic_stable_structures::{Memory, StableBTreeMap, StableCell};
@@ -127,7 +126,7 @@ pub struct State<M: Memory> {
     /// The bus's turns, owners' turn index, usage counts, inboxes and escalation handlers.
     pub turns: StableBTreeMap<u64, crate::bus::records::Turn, VM<M>>,
     pub owner_turns: StableBTreeMap<(Principal, u64), bool, VM<M>>,
-    pub usage: WriteBack<crate::bus::records::UsageKey, u64, VM<M>>,
+    pub usage: crate::bus::usage_counts::UsageCounts<VM<M>>,
     pub inbox: StableBTreeMap<(Principal, u64), crate::bus::records::InboxEntry, VM<M>>,
     pub handlers: StableBTreeMap<Principal, Principal, VM<M>>,
     /// Inbox entry id → (owner, prune task's time), for the inbox's prune tasks.
@@ -192,6 +191,7 @@ impl<M: Memory + Clone> State<M> {
             intent_keys: StableBTreeMap::init(mm.get(memory::INTENT_KEYS)),
             owner_intents: StableBTreeMap::init(mm.get(memory::OWNER_INTENTS)),
             open_counts: OwnerCounts::init(
+                mm.get(memory::OPEN_COUNTS_TABLE),
                 mm.get(memory::OPEN_COUNTS),
                 mm.get(memory::WRITE_BACK),
                 memory::WRITE_BACK_OPEN,
@@ -203,6 +203,7 @@ impl<M: Memory + Clone> State<M> {
             stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
             open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
             owner_totals: OwnerCounts::init(
+                mm.get(memory::OWNER_TOTALS_TABLE),
                 mm.get(memory::OWNER_TOTALS),
                 mm.get(memory::WRITE_BACK),
                 memory::WRITE_BACK_KEPT,
@@ -210,11 +211,12 @@ impl<M: Memory + Clone> State<M> {
             watchdogs: StableBTreeMap::init(mm.get(memory::WATCHDOGS)),
             turns: StableBTreeMap::init(mm.get(memory::TURNS)),
             owner_turns: StableBTreeMap::init(mm.get(memory::OWNER_TURNS)),
-            usage: WriteBack::init(
+            usage: crate::bus::usage_counts::UsageCounts::init(
+                mm.get(memory::USAGE_TABLE),
+                mm.get(memory::TOOL_NAMES),
                 mm.get(memory::TOOL_USAGE),
                 mm.get(memory::WRITE_BACK),
                 memory::WRITE_BACK_USAGE,
-                crate::bus::records::UsageKey::MAX_BYTES,
             ),
             inbox: StableBTreeMap::init(mm.get(memory::INBOX)),
             handlers: StableBTreeMap::init(mm.get(memory::ESCALATION_HANDLERS)),
@@ -657,7 +659,7 @@ impl<M: Memory> State<M> {
         for (o, _) in &owners {
             *kept.entry(*o).or_default() += 1;
         }
-        let totals = self.owner_totals.stored();
+        let totals = self.owner_totals.stored()?;
         if totals != kept {
             return Err(format!("owner totals {totals:?}, recounted {kept:?}"));
         }
@@ -665,7 +667,7 @@ impl<M: Memory> State<M> {
         if indexed != owners {
             return Err("the owner index does not list exactly the intents".into());
         }
-        let counts = self.open_counts.stored();
+        let counts = self.open_counts.stored()?;
         if counts != open {
             return Err(format!("open counts {counts:?}, recounted {open:?}"));
         }

@@ -503,14 +503,59 @@ fn an_owner_keeps_at_most_max_intents_per_owner_settled_ones_included() {
     assert!(w.tool(other_owner(), "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), None).is_ok());
 }
 
-/// The counts a prepare checks are held in write-back slots and are stale in their maps until
-/// written back: the bounds hold across an upgrade while they are held, and again after 20
-/// other owners (of the longest principals) took every slot and wrote them back.
+/// The counts as layout 6 kept them: every owner's in the B-trees (8 and 14), none in the
+/// tables (29 and 30) or the write-back slots (28); then the state opened again.
+fn counts_as_layout_6(w: &World) {
+    use ic_stable_structures::memory_manager::MemoryManager;
+    use ic_stable_structures::{Memory, StableBTreeMap};
+    use tool_host_engine::memory;
+    let (kept, open) = {
+        let s = w.state.borrow();
+        (
+            s.owner_totals.stored().unwrap(),
+            s.open_counts.stored().unwrap(),
+        )
+    };
+    {
+        let mm = MemoryManager::init(w.memory.clone());
+        for m in [
+            memory::WRITE_BACK,
+            memory::OWNER_TOTALS_TABLE,
+            memory::OPEN_COUNTS_TABLE,
+        ] {
+            let m = mm.get(m);
+            m.write(0, &vec![0; m.size() as usize * 65_536]);
+        }
+        for (m, counts) in [(memory::OWNER_TOTALS, &kept), (memory::OPEN_COUNTS, &open)] {
+            let mut map: StableBTreeMap<candid::Principal, u32, _> =
+                StableBTreeMap::init(mm.get(m));
+            map.clear_new();
+            for (o, n) in counts {
+                map.insert(*o, *n);
+            }
+        }
+    }
+    *w.state.borrow_mut() = tool_host_engine::state::State::init(w.memory.clone());
+    let s = w.state.borrow();
+    assert_eq!(s.owner_totals.split(), (0, kept.len() as u64));
+    assert_eq!(s.open_counts.split(), (0, open.len() as u64));
+    s.check_indexes().unwrap();
+}
+
+/// A prepare for another owner of the longest principals (29 bytes).
+fn prepare_as(w: &World, k: u8, amount: &str) {
+    let other = candid::Principal::from_slice(&[k + 10; 29]);
+    assert!(w.tool(other, "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": amount }), None).is_ok());
+}
+
+/// The per-owner bounds hold across upgrades wherever the counts are: in the owner count
+/// tables (layout 7 on), and, for counts layout 6 kept in B-trees, while held in write-back
+/// slots (stale in their maps) and after 20 other owners of those B-trees took every slot and
+/// wrote them back.
 #[test]
-fn the_per_owner_bounds_hold_across_upgrades_whether_the_counts_are_held_or_written_back() {
+fn the_per_owner_bounds_hold_across_upgrades_wherever_the_counts_are() {
     use ic_stable_structures::memory_manager::MemoryManager;
     use tool_host_engine::memory;
-    let w = world_with_owner_bounds();
     let refused = |w: &World, amount: u64, why: &str| {
         let before = snapshot(w);
         let e = prepare_n(w, 1, amount).pop().unwrap().unwrap_err();
@@ -528,46 +573,79 @@ fn the_per_owner_bounds_hold_across_upgrades_whether_the_counts_are_held_or_writ
         ic_stable_structures::StableBTreeMap::<candid::Principal, u32, _>::load(mm.get(m))
             .get(&owner())
     };
-    assert!(prepare_n(&w, 2, 1).into_iter().all(|r| r.is_ok()));
-    assert_eq!(
-        in_map(&w, memory::OPEN_COUNTS),
-        None,
-        "held, not written back"
-    );
-    w.upgrade();
-    w.state.borrow().check_indexes().unwrap();
-    refused(&w, 7, "has 2 intents that are not settled");
-    let open: Vec<u64> = w.state.borrow().intents.iter().map(|(id, _)| id).collect();
-    for id in open {
-        tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
+    for legacy in [false, true] {
+        let w = world_with_owner_bounds();
+        for k in 0..20u8 {
+            prepare_as(&w, k, "1");
+        }
+        if legacy {
+            // One intent open before the tables existed: the owner's counts in the B-trees.
+            prepare_n(&w, 1, 50).pop().unwrap().unwrap();
+            counts_as_layout_6(&w);
+        }
+        let table = |w: &World| {
+            let s = w.state.borrow();
+            (s.owner_totals.split().0, s.open_counts.split().0)
+        };
+        let in_tables = if legacy { (0, 0) } else { (21, 21) };
+        let n = if legacy { 1 } else { 2 };
+        assert!(prepare_n(&w, n, 1).into_iter().all(|r| r.is_ok()));
+        assert_eq!(table(&w), in_tables, "legacy {legacy}");
+        if legacy {
+            assert_eq!(
+                in_map(&w, memory::OPEN_COUNTS),
+                Some(1),
+                "held, not written back"
+            );
+        }
+        w.upgrade();
+        w.state.borrow().check_indexes().unwrap();
+        refused(&w, 7, "has 2 intents that are not settled");
+        let open: Vec<u64> = w
+            .state
+            .borrow()
+            .intents
+            .iter()
+            .filter(|(_, i)| i.owner == owner() && !i.status.is_final())
+            .map(|(id, _)| id)
+            .collect();
+        for id in open {
+            tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
+        }
+        assert!(prepare_n(&w, 1, 3).pop().unwrap().is_ok());
+        if legacy {
+            assert_eq!(
+                in_map(&w, memory::OWNER_TOTALS),
+                Some(1),
+                "held, not written back"
+            );
+        }
+        w.upgrade();
+        refused(&w, 8, "keeps 3 intents");
+        for k in 0..20u8 {
+            prepare_as(&w, k, "2");
+        }
+        if legacy {
+            assert_eq!(
+                (
+                    in_map(&w, memory::OWNER_TOTALS),
+                    in_map(&w, memory::OPEN_COUNTS)
+                ),
+                (Some(3), None),
+                "written back by the other owners' prepares (the open count went to 0, its \
+                 entry removed, and came back in the table)"
+            );
+        }
+        let in_tables = if legacy { (0, 1) } else { (21, 21) };
+        assert_eq!(table(&w), in_tables, "legacy {legacy}");
+        w.state.borrow().check_indexes().unwrap();
+        w.upgrade();
+        w.state.borrow().check_indexes().unwrap();
+        refused(&w, 9, "keeps 3 intents");
+        w.with_limits(|l| l.max_intents_per_owner = 10);
+        assert!(prepare_n(&w, 1, 10).pop().unwrap().is_ok());
+        refused(&w, 11, "has 2 intents that are not settled");
     }
-    assert!(prepare_n(&w, 1, 3).pop().unwrap().is_ok());
-    assert_eq!(
-        in_map(&w, memory::OWNER_TOTALS),
-        None,
-        "held, not written back"
-    );
-    w.upgrade();
-    refused(&w, 8, "keeps 3 intents");
-    for k in 0..20u8 {
-        let other = candid::Principal::from_slice(&[k + 10; 29]);
-        assert!(w.tool(other, "prepare_icrc1_transfer", json!({ "canister_id": ledger_id().to_text(), "to": receiver().to_text(), "amount": "1" }), None).is_ok());
-    }
-    assert_eq!(
-        (
-            in_map(&w, memory::OWNER_TOTALS),
-            in_map(&w, memory::OPEN_COUNTS)
-        ),
-        (Some(3), Some(1)),
-        "written back by the other owners' prepares"
-    );
-    w.state.borrow().check_indexes().unwrap();
-    w.upgrade();
-    w.state.borrow().check_indexes().unwrap();
-    refused(&w, 9, "keeps 3 intents");
-    w.with_limits(|l| l.max_intents_per_owner = 10);
-    assert!(prepare_n(&w, 1, 10).pop().unwrap().is_ok());
-    refused(&w, 11, "has 2 intents that are not settled");
 }
 
 #[test]

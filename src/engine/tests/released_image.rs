@@ -49,9 +49,9 @@ fn the_first_release_image_opens_and_holds_the_walkthrough() {
     // The release had the structures up to memory 15; opening gives each structure added since
     // (the bus's 16 to 21, the agent tokens' 22 and 23) its first bucket, and nothing else; the
     // intent body slab (24) and the head table (26, 27) take theirs when the first intent is
-    // written, the expiry index (25) with the first preview, the write-back slots (28) with
-    // the first count.
-    let added = tool_host_engine::memory::ALL.len() as u64 - 21;
+    // written, the expiry index (25) with the first preview, the write-back slots (28) and the
+    // count tables (29 to 31) with the first count, the tool names (32) with the first name.
+    let added = tool_host_engine::memory::ALL.len() as u64 - 25;
     assert_eq!(
         mem.size() * 65_536,
         bytes.len() as u64 + added * 8 * 65_536,

@@ -90,7 +90,7 @@ fn as_released_then_upgrade(w: &World) {
         .map(|e| e.into_pair())
         .collect();
     assert!(w.state.borrow().in_flight.is_empty());
-    let open_counts = w.state.borrow().open_counts.stored();
+    let open_counts = w.state.borrow().open_counts.stored().unwrap();
     {
         let mm = MemoryManager::init(w.memory.clone());
         let mut raw: StableBTreeMap<u64, Vec<u8>, _> =
@@ -100,12 +100,14 @@ fn as_released_then_upgrade(w: &World) {
         }
         // The released version had no body slab and no head table: their memories as a fresh
         // bucket leaves them.
-        // Nor write-back slots: its open counts were all in their map.
+        // Nor write-back slots or owner count tables: its open counts were all in their map.
         for m in [
             memory::INTENT_BODIES,
             memory::HEAD_DIRECTORY,
             memory::HEAD_PAGES,
             memory::WRITE_BACK,
+            memory::OWNER_TOTALS_TABLE,
+            memory::OPEN_COUNTS_TABLE,
         ] {
             let m = mm.get(m);
             m.write(0, &vec![0; m.size() as usize * 65_536]);

@@ -221,11 +221,29 @@ fn the_layout_names_every_current_version() {
         (m::WRITE_BACK_KEPT, m::WRITE_BACK_OPEN, m::WRITE_BACK_USAGE),
         tool_host_engine::bus::records::UsageKey::MAX_BYTES,
     );
+    use tool_host_engine::bus::usage_counts as uc;
+    use tool_host_engine::owner_table as ot;
+    let owner_table = (
+        (
+            ot::MAGIC,
+            ot::PAGE,
+            ot::RECORD,
+            ot::PER_BUCKET,
+            ot::SPLIT_AT,
+        ),
+        (
+            uc::MAGIC,
+            uc::SHAPE.record(),
+            uc::SHAPE.hashed,
+            uc::MAX_NAMES,
+        ),
+    );
     // Layout 1: config version 4, when the number came in. Layout 2: the expiry index (25).
     // Layout 3: intent heads by id (the head table, 26 and 27). Layout 4: settled intents'
     // bodies packed (intent body version 2). Layout 5: packed with spelled bytes put back,
     // against sample bodies (intent body version 3). Layout 6: the counts written lately
-    // held in write-back slots (28).
+    // held in write-back slots (28). Layout 7: the owners' counts in hash tables (29, 30), the
+    // usage counts in one (31) with the tool names (32).
     let pinned = [
         ("config", 4),
         ("form", 1),
@@ -246,18 +264,20 @@ fn the_layout_names_every_current_version() {
             &kinds[..],
             slab,
             heads,
-            slots
+            slots,
+            owner_table
         ),
         (
-            6,
+            7,
             &pinned[..],
-            &(0..=28)
+            &(0..=32)
                 .map(ic_stable_structures::memory_manager::MemoryId::new)
                 .collect::<Vec<_>>()[..],
             &[1, 2, 3, 4, 6, 7][..],
             (b"TBS\x01", 256),
             (b"THT\x01", 4096, 340, 12, 0xff),
-            ((b"WB", 1, 16, 4096), (0, 4096, 8192), 158)
+            ((b"WB", 1, 16, 4096), (0, 4096, 8192), 158),
+            ((b"TOT\x01", 4096, 34, 120, 40), (b"TUC\x01", 46, 30, 4096))
         ),
         "a record's current version, a structure, a task kind or the slab's format changed: \
          raise LAYOUT and pin the new values here"
@@ -783,6 +803,9 @@ fn every_version_has_a_fixture() {
         "write_back_slots_v{}",
         tool_host_engine::write_back::VERSION
     ));
+    // The count tables: likewise.
+    expected.push("owner_table_v1".into());
+    expected.push("usage_table_v1".into());
     fn names<T: Versioned>(file: &str, out: &mut Vec<String>) {
         out.extend(T::READS.iter().map(|v| format!("{file}_v{v}")));
     }
@@ -824,8 +847,9 @@ mod buckets {
         s.check_indexes().unwrap();
         // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens, the intent
         // body slab and the head table's two, written from the first intent on, the expiry
-        // index, opened with the first preview, and the write-back slots, with the first count.
-        let opened = memory::ALL.len() as u64 - 6;
+        // index, opened with the first preview, the write-back slots and the count tables, with
+        // the first count, and the tool names, with the first name.
+        let opened = memory::ALL.len() as u64 - 10;
         assert_eq!(mem.size(), 1 + opened * BUCKET_SIZE_IN_PAGES as u64);
         assert!(
             mem.size() * PAGE <= 12 * 1024 * 1024,
@@ -857,9 +881,9 @@ mod buckets {
         assert_eq!(mem.size(), 1 + 128, "the old default: one 8 MiB bucket");
         let mut s = State::init(mem.clone());
         assert_eq!(s.forms.get(&"icrc1".to_string()).unwrap().registered_at, 1);
-        // Not opened: the retired journal, the body slab, the head table, the expiry index and
-        // the write-back slots.
-        let opened = memory::ALL.len() as u64 - 6;
+        // Not opened: the retired journal, the body slab, the head table, the expiry index, the
+        // write-back slots, the count tables and the tool names.
+        let opened = memory::ALL.len() as u64 - 10;
         assert_eq!(
             mem.size(),
             1 + opened * 128,
@@ -1117,4 +1141,103 @@ fn write_back_slots_v1() {
     let raw: ic_stable_structures::StableBTreeMap<Principal, u32, _> =
         ic_stable_structures::StableBTreeMap::load(map.clone());
     assert_eq!((raw.get(&p(4)), raw.get(&p(17))), (Some(4), None));
+}
+
+/// An owner count table (memories 29 and 30, version 1) as 100 owners' counts, then removals,
+/// write it: the header, three buckets (two splits), records moved by a removal; and read back
+/// from the fixture as the same counts.
+#[test]
+fn owner_table_v1() {
+    use ic_stable_structures::{Memory, VectorMemory};
+    use tool_host_engine::owner_table::{OwnerTable, PAGE};
+    let mem = VectorMemory::default();
+    let mut t = OwnerTable::init(mem.clone());
+    let owner = |k: u8| Principal::from_slice(&vec![k; 1 + usize::from(k) % 29]);
+    for k in 0..100u8 {
+        assert!(t.put(&owner(k), u32::from(k) + 1, || true));
+    }
+    for k in (0..100u8).step_by(7) {
+        assert!(t.remove(&owner(k)));
+    }
+    assert_eq!(t.buckets(), 3);
+    let mut bytes = vec![0u8; (PAGE * 4) as usize];
+    mem.read(0, &mut bytes);
+    let fixture = golden("owner_table_v1", &bytes);
+    assert_eq!(
+        hex::encode(&bytes),
+        hex::encode(&fixture),
+        "the owner count table is no longer written as version 1"
+    );
+    let again = VectorMemory::default();
+    again.grow(1);
+    again.write(0, &fixture);
+    let read = OwnerTable::init(again);
+    let mut want: Vec<(Principal, u32)> = (0..100u8)
+        .filter(|k| k % 7 != 0)
+        .map(|k| (owner(k), u32::from(k) + 1))
+        .collect();
+    want.sort();
+    let mut got = read.entries().unwrap();
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(read.get(&owner(50)), Some(51));
+}
+
+/// A usage count table (memory 31, version 1) and its tool names (32) as three owners' calls
+/// write them; read back from the fixture as the same counts by name.
+#[test]
+fn usage_table_v1() {
+    use ic_stable_structures::{Memory, VectorMemory};
+    use tool_host_engine::bus::usage_counts::UsageCounts;
+    use tool_host_engine::hash_table::PAGE;
+    let (table, names) = (VectorMemory::default(), VectorMemory::default());
+    let open = |table: &VectorMemory| {
+        UsageCounts::init(
+            table.clone(),
+            names.clone(),
+            VectorMemory::default(),
+            VectorMemory::default(),
+            0,
+        )
+    };
+    let mut u = open(&table);
+    let tools = ["icrc1_transfer", "icrc1_balance_of", "icrc2_approve"];
+    for (k, o) in [p(1), p(2), Principal::from_slice(&[0xab; 29])]
+        .iter()
+        .enumerate()
+    {
+        for (t, tool) in tools.iter().enumerate().take(k + 1) {
+            for _ in 0..=t {
+                u.bump(o, tool, 1_000);
+            }
+        }
+    }
+    let mut bytes = vec![0u8; (PAGE * 2) as usize];
+    table.read(0, &mut bytes);
+    let fixture = golden("usage_table_v1", &bytes);
+    assert_eq!(
+        hex::encode(&bytes),
+        hex::encode(&fixture),
+        "the usage count table is no longer written as version 1"
+    );
+    let again = VectorMemory::default();
+    again.grow(1);
+    again.write(0, &fixture);
+    let read = open(&again);
+    read.check().unwrap();
+    let third = read.counts(&Principal::from_slice(&[0xab; 29]));
+    assert_eq!(
+        third,
+        [
+            ("icrc1_transfer".to_string(), 1),
+            ("icrc1_balance_of".to_string(), 2),
+            ("icrc2_approve".to_string(), 3)
+        ]
+        .into()
+    );
+    assert_eq!(
+        read.counts(&p(1)),
+        [("icrc1_transfer".to_string(), 1)].into()
+    );
+    assert_eq!(read.split(), (6, 0));
 }

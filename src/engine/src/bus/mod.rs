@@ -8,6 +8,7 @@ pub mod records;
 pub mod settings;
 pub mod turns;
 pub mod usage;
+pub mod usage_counts;
 
 use crate::auth;
 use crate::catalog::{self, Bus};
