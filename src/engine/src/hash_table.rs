@@ -7,15 +7,15 @@
 //! write one or two, whatever the number of records.
 //!
 //! Linear hashing: the table has `2^level + split` buckets, and when the records outnumber
-//! [`SPLIT_AT`] per bucket one more bucket is split off the bucket `split` (its records divided
-//! by one more bit of their hash). So no message moves more than one bucket's records, however
-//! many the table holds. It never shrinks.
+//! the shape's `split_at` per bucket one more bucket is split off the bucket `split` (its
+//! records divided by one more bit of their hash). So no message moves more than one bucket's
+//! records, however many the table holds. It never shrinks.
 //!
 //! A bucket holds at most `per_bucket` records. An insert into a full bucket is refused
-//! ([`HashTable::put`] returns `false`), and the caller keeps the record elsewhere (a B-tree):
-//! a bucket fills only far past its mean (a bucket not yet split holds ~2 × [`SPLIT_AT`] on
-//! average), or with keys chosen to collide (the hash is not keyed), and then those keys cost
-//! what a B-tree costs; nothing is refused and nothing is lost.
+//! ([`Upsert::Full`]), and the caller keeps the record elsewhere (a B-tree), where it costs
+//! what a B-tree costs: nothing is refused and nothing is lost. A bucket not yet split holds
+//! up to ~2 × `split_at` records on average, so `split_at` is chosen for a full bucket to be
+//! far in the tail; keys chosen to collide (the hash is not keyed) fill one all the same.
 //!
 //! Only the first `hashed` bytes of a key choose its bucket, so keys that share them (an
 //! owner's usage counts) are in one bucket and read together ([`HashTable::with_prefix`]).
@@ -33,9 +33,6 @@ use std::cell::{Cell, RefCell};
 
 /// A bucket's bytes: one 4 KiB page, so a record's write dirties one page.
 pub const PAGE: u64 = 4096;
-/// Records per bucket on average past which the next bucket is split: under half of a
-/// bucket's room, as a bucket about to be split holds twice the records of a split one.
-pub const SPLIT_AT: u64 = 40;
 const HEADER: usize = 32;
 /// Records remembered on the heap (see [`HashTable::locate`]).
 const LATELY: usize = 16;
@@ -51,6 +48,9 @@ pub struct Shape {
     pub value: usize,
     /// The key's first bytes that choose its bucket.
     pub hashed: usize,
+    /// Records per bucket on average past which the next bucket is split: under half of a
+    /// bucket's room, as a bucket about to be split holds twice the records of a split one.
+    pub split_at: u64,
     /// What the table is, in messages.
     pub what: &'static str,
 }
@@ -107,12 +107,26 @@ pub fn hash(bytes: &[u8]) -> u64 {
 /// A record's key and value bytes.
 pub type Record = (Vec<u8>, Vec<u8>);
 
-/// A record remembered on the heap: its key, bucket, index there, and value.
+/// A key remembered on the heap: its bucket, and its record's index there and value, or
+/// `None` when the bucket does not hold it.
 struct Remembered {
     key: Vec<u8>,
     bucket: u64,
     index: usize,
-    value: Vec<u8>,
+    value: Option<Vec<u8>>,
+}
+
+/// What [`HashTable::upsert`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upsert {
+    /// The key was held: its value was written.
+    Updated,
+    /// The key was new: inserted.
+    Inserted,
+    /// The key was new, and the caller gave no value: nothing written.
+    Declined,
+    /// The key was new, and its bucket is full: nothing written (the caller was not asked).
+    Full,
 }
 
 /// Where a key is in its bucket.
@@ -134,10 +148,11 @@ pub struct HashTable<M: Memory> {
     /// The header as stable memory has it (read when opened, written with it; a trap rolls
     /// both back).
     head: Cell<Option<Header>>,
-    /// Records read or written lately, newest last, each as
-    /// stable memory has it. Written through (a write writes stable memory and the copy in
-    /// the same step, and a trap rolls both back); a record moved (by a removal or a split)
-    /// is forgotten. So a key read or written lately is read from the heap.
+    /// Keys read or written lately, newest last, each as stable memory has it: its record, or
+    /// that its bucket has none. Written through (a write writes stable memory and the copy
+    /// in the same step, and a trap rolls both back); a record moved (by a removal or a
+    /// split) is forgotten. So a key read or written lately is found without reading its
+    /// bucket.
     lately: RefCell<Vec<Remembered>>,
 }
 
@@ -145,7 +160,7 @@ impl<M: Memory> HashTable<M> {
     /// Opens the table in `memory`. A header of another table, shape or version traps (so an
     /// upgrade into it is refused): nothing is read as something else.
     pub fn init(memory: M, shape: Shape) -> Self {
-        assert!(shape.hashed <= shape.key && shape.per_bucket() > 0);
+        assert!(shape.hashed <= shape.key && 2 * shape.split_at < shape.per_bucket() as u64);
         let mut t = HashTable {
             memory,
             shape,
@@ -248,13 +263,16 @@ impl<M: Memory> HashTable<M> {
             .position(|r| r[..self.shape.key] == *key)
     }
 
-    /// Remembers a record as stable memory now has it.
-    fn remember(&self, key: &[u8], b: u64, i: usize, value: &[u8]) {
+    /// Remembers a key as stable memory now has it (`value` `None`: bucket `b` holds none).
+    fn remember(&self, key: &[u8], b: u64, i: usize, value: Option<&[u8]>) {
         let mut lately = self.lately.borrow_mut();
         if let Some(at) = lately.iter().position(|r| r.key == key) {
             let mut e = lately.remove(at);
             (e.bucket, e.index) = (b, i);
-            e.value.copy_from_slice(value);
+            match (&mut e.value, value) {
+                (Some(v), Some(new)) => v.copy_from_slice(new),
+                (v, new) => *v = new.map(<[u8]>::to_vec),
+            }
             lately.push(e);
             return;
         }
@@ -265,7 +283,7 @@ impl<M: Memory> HashTable<M> {
             key: key.to_vec(),
             bucket: b,
             index: i,
-            value: value.to_vec(),
+            value: value.map(<[u8]>::to_vec),
         });
     }
 
@@ -284,9 +302,23 @@ impl<M: Memory> HashTable<M> {
     fn locate(&self, key: &[u8]) -> Option<(Header, u64, Place)> {
         assert_eq!(key.len(), self.shape.key, "a key of the table's shape");
         let h = self.head.get()?;
-        if let Some(r) = self.lately.borrow().iter().find(|r| r.key == key) {
-            let value = r.value.clone();
-            return Some((h, r.bucket, Place::Held { i: r.index, value }));
+        let known = self
+            .lately
+            .borrow()
+            .iter()
+            .find(|r| r.key == key)
+            .map(|r| (r.bucket, r.index, r.value.clone()));
+        if let Some((b, i, value)) = known {
+            return Some(match value {
+                Some(value) => (h, b, Place::Held { i, value }),
+                None => (
+                    h,
+                    b,
+                    Place::Absent {
+                        n: self.count_of(b),
+                    },
+                ),
+            });
         }
         let b = h.bucket(self.hash_of(key));
         let (k, r) = (self.shape.key, self.shape.record());
@@ -294,12 +326,15 @@ impl<M: Memory> HashTable<M> {
         let place = match self.find(&records, key) {
             Some(i) => {
                 let value = records[i * r + k..(i + 1) * r].to_vec();
-                self.remember(key, b, i, &value);
+                self.remember(key, b, i, Some(&value));
                 Place::Held { i, value }
             }
-            None => Place::Absent {
-                n: records.len() / r,
-            },
+            None => {
+                self.remember(key, b, 0, None);
+                Place::Absent {
+                    n: records.len() / r,
+                }
+            }
         };
         Some((h, b, place))
     }
@@ -333,47 +368,72 @@ impl<M: Memory> HashTable<M> {
     /// Writes the key's value if the table holds the key; else inserts it if `insert` says
     /// so and its bucket has room. Whether the table holds the key now.
     pub fn put(&mut self, key: &[u8], value: &[u8], insert: impl FnOnce() -> bool) -> bool {
-        assert_eq!(
-            value.len(),
-            self.shape.value,
-            "a value of the table's shape"
-        );
+        matches!(
+            self.upsert(key, |_| value.to_vec(), || insert().then(|| value.to_vec())),
+            Upsert::Updated | Upsert::Inserted
+        )
+    }
+
+    /// Writes `held(value)` if the table holds the key; else, if its bucket has room, the
+    /// value `insert` gives (none: nothing written). One lookup for both.
+    pub fn upsert(
+        &mut self,
+        key: &[u8],
+        held: impl FnOnce(&[u8]) -> Vec<u8>,
+        insert: impl FnOnce() -> Option<Vec<u8>>,
+    ) -> Upsert {
         let Some((h, b, place)) = self.locate(key) else {
-            if !insert() {
-                return false;
-            }
+            let Some(value) = insert() else {
+                return Upsert::Declined;
+            };
+            self.check_value(&value);
             grow_to(&self.memory, Self::bucket_at(1), self.shape.what);
-            self.append(0, 0, key, value);
+            self.append(0, 0, key, &value);
+            self.remember(key, 0, 0, Some(&value));
             self.set_header(Header {
                 level: 0,
                 split: 0,
                 count: 1,
             });
-            return true;
+            return Upsert::Inserted;
         };
         let n = match place {
-            Place::Held { i, .. } => {
+            Place::Held { i, value } => {
+                let value = held(&value);
+                self.check_value(&value);
                 let at = Self::bucket_at(b) + 2 + (i * self.shape.record() + self.shape.key) as u64;
-                self.memory.write(at, value);
-                self.remember(key, b, i, value);
-                return true;
+                self.memory.write(at, &value);
+                self.remember(key, b, i, Some(&value));
+                return Upsert::Updated;
             }
             Place::Absent { n } => n,
         };
-        if n == self.shape.per_bucket() || !insert() {
-            return false;
+        if n == self.shape.per_bucket() {
+            return Upsert::Full;
         }
-        self.append(b, n, key, value);
-        self.remember(key, b, n, value);
+        let Some(value) = insert() else {
+            return Upsert::Declined;
+        };
+        self.check_value(&value);
+        self.append(b, n, key, &value);
+        self.remember(key, b, n, Some(&value));
         let h = Header {
             count: h.count + 1,
             ..h
         };
         self.set_header(h);
-        if h.count > SPLIT_AT * h.buckets() {
+        if h.count > self.shape.split_at * h.buckets() {
             self.split(h);
         }
-        true
+        Upsert::Inserted
+    }
+
+    fn check_value(&self, value: &[u8]) {
+        assert_eq!(
+            value.len(),
+            self.shape.value,
+            "a value of the table's shape"
+        );
     }
 
     fn append(&mut self, b: u64, n: usize, key: &[u8], value: &[u8]) {
@@ -393,7 +453,7 @@ impl<M: Memory> HashTable<M> {
         let r = self.shape.record();
         let n = self.count_of(b);
         let at = Self::bucket_at(b);
-        self.forget(key);
+        self.remember(key, b, 0, None);
         if i + 1 < n {
             let mut last = vec![0u8; r];
             self.memory.read(at + 2 + ((n - 1) * r) as u64, &mut last);
@@ -503,14 +563,21 @@ impl<M: Memory> HashTable<M> {
             value,
         } in self.lately.borrow().iter()
         {
-            let mut rec = vec![0u8; r];
-            if *i < self.count_of(*b) {
-                self.memory
-                    .read(Self::bucket_at(*b) + 2 + (i * r) as u64, &mut rec);
-            }
-            if rec[..k] != key[..] || rec[k..] != value[..] {
+            if h.bucket(self.hash_of(key)) != *b {
                 return Err(format!(
-                    "a record remembered on the heap at bucket {b} index {i} is not the one stored"
+                    "a key remembered on the heap in bucket {b} belongs in another"
+                ));
+            }
+            let stored = self.read_bucket(*b)?;
+            let found = self.find(&stored, key);
+            let same = match (value, found) {
+                (Some(v), Some(j)) => j == *i && stored[j * r + k..(j + 1) * r] == v[..],
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                return Err(format!(
+                    "a key remembered on the heap in bucket {b} is not as stored there"
                 ));
             }
         }

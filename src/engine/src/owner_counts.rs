@@ -209,4 +209,61 @@ mod tests {
             crate::owner_table::PER_BUCKET + 2
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// Against a plain map, from layout 6's B-tree and through reopenings, with 170 owners
+        /// that share a bucket of room for 120 (most cases fill it): every count reads back,
+        /// and no owner is in both places.
+        #[test]
+        fn counts_read_what_a_map_holds_wherever_they_are(
+            old in proptest::collection::vec((0usize..180, 1u32..4), 0..40),
+            ops in proptest::collection::vec(
+                (0usize..180, -1i64..4, proptest::prelude::any::<bool>()),
+                1..2_000,
+            ),
+        ) {
+            let owners = crate::owner_table::colliding_owners(170)
+                .into_iter()
+                .chain((0..10u8).map(p))
+                .collect::<Vec<_>>();
+            let (table, mem, slots) = (
+                VectorMemory::default(),
+                VectorMemory::default(),
+                VectorMemory::default(),
+            );
+            let mut want = std::collections::BTreeMap::new();
+            {
+                let mut b_tree = WriteBack::<Principal, u32, _>::init(
+                    mem.clone(),
+                    slots.clone(),
+                    0,
+                    Principal::MAX_LENGTH_IN_BYTES,
+                );
+                for (o, n) in &old {
+                    b_tree.insert(owners[*o], *n);
+                    want.insert(owners[*o], *n);
+                }
+            }
+            let open = || OwnerCounts::init(table.clone(), mem.clone(), slots.clone(), 0);
+            let mut c = open();
+            for (i, (o, delta, reopen)) in ops.into_iter().enumerate() {
+                let o = owners[o];
+                if delta == 0 {
+                    c.set(o, 0);
+                    want.remove(&o);
+                } else {
+                    c.add(o, delta);
+                    let n = (i64::from(want.get(&o).copied().unwrap_or(0)) + delta).max(0) as u32;
+                    if n == 0 { want.remove(&o); } else { want.insert(o, n); }
+                }
+                proptest::prop_assert_eq!(c.get(&o), want.get(&o).copied().unwrap_or(0));
+                if reopen && i % 25 == 0 {
+                    c = open();
+                }
+            }
+            proptest::prop_assert_eq!(c.stored().unwrap(), want);
+            c.check_remembered().unwrap();
+        }
+    }
 }

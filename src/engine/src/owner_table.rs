@@ -9,7 +9,7 @@ use crate::hash_table::{HashTable, Shape};
 use candid::Principal;
 use ic_stable_structures::Memory;
 
-pub use crate::hash_table::{PAGE, SPLIT_AT};
+pub use crate::hash_table::PAGE;
 
 pub const MAGIC: &[u8; 4] = b"TOT\x01";
 /// A key: the principal's length and bytes, zero-padded.
@@ -19,8 +19,12 @@ pub const SHAPE: Shape = Shape {
     key: KEY,
     value: 4,
     hashed: KEY,
+    // A bucket of 120 waiting for its split holds ~80 at most on average.
+    split_at: 40,
     what: "owner count table",
 };
+/// Records per bucket on average past which the next bucket is split.
+pub const SPLIT_AT: u64 = SHAPE.split_at;
 /// A record: the key, then the count.
 pub const RECORD: usize = SHAPE.record();
 /// Records a bucket holds at most.

@@ -235,6 +235,7 @@ fn the_layout_names_every_current_version() {
             uc::MAGIC,
             uc::SHAPE.record(),
             uc::SHAPE.hashed,
+            uc::SHAPE.split_at,
             uc::MAX_NAMES,
         ),
     );
@@ -277,7 +278,10 @@ fn the_layout_names_every_current_version() {
             (b"TBS\x01", 256),
             (b"THT\x01", 4096, 340, 12, 0xff),
             ((b"WB", 1, 16, 4096), (0, 4096, 8192), 158),
-            ((b"TOT\x01", 4096, 34, 120, 40), (b"TUC\x01", 46, 30, 4096))
+            (
+                (b"TOT\x01", 4096, 34, 120, 40),
+                (b"TUC\x01", 46, 30, 24, 4096)
+            )
         ),
         "a record's current version, a structure, a task kind or the slab's format changed: \
          raise LAYOUT and pin the new values here"

@@ -18,7 +18,7 @@
 //! held stay there. So a pair is in exactly one of the two.
 
 use super::records::UsageKey;
-use crate::hash_table::{HashTable, Shape};
+use crate::hash_table::{HashTable, Shape, Upsert};
 use crate::owner_table::{key_of, owner_of, KEY as OWNER_KEY};
 use crate::write_back::WriteBack;
 use candid::Principal;
@@ -34,6 +34,9 @@ pub const SHAPE: Shape = Shape {
     key: KEY,
     value: 8,
     hashed: OWNER_KEY,
+    // An owner's pairs are in one bucket, so buckets vary more than the records' number says:
+    // a bucket of 89 waiting for its split holds ~48 at most on average (~10 owners of 5 tools).
+    split_at: 24,
     what: "usage count table",
 };
 /// Tool names given a digest at most; a name past it is counted in the B-tree. It bounds the
@@ -145,37 +148,47 @@ impl<M: Memory> UsageCounts<M> {
     }
 
     /// One more call of `tool` by `owner`: counted unless the pair is new and `max_pairs`
-    /// are counted already.
+    /// are counted already. One lookup in the table whether the pair is new or not.
     pub fn bump(&mut self, owner: &Principal, tool: &str, max_pairs: u64)
     where
         M: Clone,
     {
-        if let Some(d) = self.digest_for(tool, false) {
-            let k = key(owner, d);
-            if let Some(v) = self.table.get(&k) {
-                let n = u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
-                self.table
-                    .put(&k, &n.saturating_add(1).to_le_bytes(), || false);
-                return;
-            }
-        }
         let old = UsageKey::new(owner, tool);
-        if !self.legacy.is_empty() {
-            if let Some(n) = self.legacy.get(&old) {
-                self.legacy.insert(old, n.saturating_add(1));
-                return;
-            }
-        }
-        if self.len() >= max_pairs {
-            return;
-        }
-        let in_table = match self.digest_for(tool, true) {
-            Some(d) => self.table.put(&key(owner, d), &1u64.to_le_bytes(), || true),
-            None => false,
+        let Some(d) = self.digest_for(tool, true) else {
+            return self.bump_in_b_tree(old, max_pairs);
         };
-        if !in_table {
-            self.legacy.insert(old, 1);
+        let len = self.len();
+        let legacy = &mut self.legacy;
+        let done = self.table.upsert(
+            &key(owner, d),
+            |v| {
+                let n = u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+                n.saturating_add(1).to_le_bytes().to_vec()
+            },
+            || {
+                // New to the table: the B-tree may hold it (counted before layout 7).
+                if !legacy.is_empty() {
+                    if let Some(n) = legacy.get(&old) {
+                        legacy.insert(old.clone(), n.saturating_add(1));
+                        return None;
+                    }
+                }
+                (len < max_pairs).then(|| 1u64.to_le_bytes().to_vec())
+            },
+        );
+        if done == Upsert::Full {
+            self.bump_in_b_tree(old, max_pairs);
         }
+    }
+
+    /// One more call of a pair the table does not count.
+    fn bump_in_b_tree(&mut self, key: UsageKey, max_pairs: u64) {
+        let n = match self.legacy.get(&key) {
+            Some(n) => n,
+            None if self.len() >= max_pairs => return,
+            None => 0,
+        };
+        self.legacy.insert(key, n.saturating_add(1));
     }
 
     /// An owner's counts, by tool name.
