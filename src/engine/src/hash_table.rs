@@ -3,8 +3,9 @@
 //!
 //! Why: the maps keyed by owner were B-trees as deep as the owners are many, and a key new to
 //! one cost an insert of ~100 000 to 200 000 instructions on the IC model. Here a record is
-//! found by its key's hash in one bucket of one 4 KiB page: a lookup is two stable reads, a
-//! write one or two, whatever the number of records.
+//! found by its key's hash in one bucket of one 4 KiB page: a lookup reads the bucket (its
+//! count, then its records), an update writes the value, an insert the record, the bucket's
+//! count and the header, whatever the number of records.
 //!
 //! Linear hashing: the table has `2^level + split` buckets, and when the records outnumber
 //! the shape's `split_at` per bucket one more bucket is split off the bucket `split` (its
@@ -311,13 +312,16 @@ impl<M: Memory> HashTable<M> {
         if let Some((b, i, value)) = known {
             return Some(match value {
                 Some(value) => (h, b, Place::Held { i, value }),
-                None => (
-                    h,
-                    b,
-                    Place::Absent {
-                        n: self.count_of(b),
-                    },
-                ),
+                None => {
+                    let n = self.count_of(b);
+                    if n > self.shape.per_bucket() {
+                        self.or_trap(Err::<(), _>(format!(
+                            "bucket {b} says it holds {n} records, more than {}",
+                            self.shape.per_bucket()
+                        )));
+                    }
+                    (h, b, Place::Absent { n })
+                }
             });
         }
         let b = h.bucket(self.hash_of(key));

@@ -10,8 +10,9 @@
 //!
 //! A record: the owner's key (as `crate::owner_table`'s), the tool name's digest (the first 8
 //! bytes of `hash_table::hash` of its bytes, little-endian), then the count (`u64`,
-//! little-endian). The digests' names are in a B-tree of their own (32), written when a name
-//! is first counted, read when an owner's counts are listed, and remembered on the heap. A
+//! little-endian). The digests' names are in a B-tree of their own (32), written when a pair
+//! of the name is first inserted into the table, read when an owner's counts are listed, and
+//! remembered on the heap. A
 //! name whose digest another name has (names are not chosen to be unique under it), a name
 //! past [`MAX_NAMES`], and a pair whose bucket is full are counted in the B-tree of layout 6
 //! (18, with its write-back slots) instead, as every pair was before; the pairs that B-tree
@@ -148,14 +149,28 @@ impl<M: Memory> UsageCounts<M> {
     }
 
     /// One more call of `tool` by `owner`: counted unless the pair is new and `max_pairs`
-    /// are counted already. One lookup in the table whether the pair is new or not.
+    /// are counted already. One lookup in the table whether the pair is new or not; a name is
+    /// given its digest only when a pair of it is inserted into the table.
     pub fn bump(&mut self, owner: &Principal, tool: &str, max_pairs: u64)
     where
         M: Clone,
     {
         let old = UsageKey::new(owner, tool);
-        let Some(d) = self.digest_for(tool, true) else {
-            return self.bump_in_b_tree(old, max_pairs);
+        let d = match self.names(digest(tool), tool) {
+            Some(true) => digest(tool),
+            // The digest names another name: this name's pairs are in the B-tree.
+            Some(false) => return self.bump_in_b_tree(old, max_pairs),
+            // No pair of this name is in the table yet.
+            None => {
+                let in_b_tree = !self.legacy.is_empty() && self.legacy.get(&old).is_some();
+                if in_b_tree || self.len() >= max_pairs {
+                    return self.bump_in_b_tree(old, max_pairs);
+                }
+                match self.digest_for(tool, true) {
+                    Some(d) => d,
+                    None => return self.bump_in_b_tree(old, max_pairs),
+                }
+            }
         };
         let len = self.len();
         let legacy = &mut self.legacy;
@@ -366,6 +381,13 @@ mod tests {
         u.bump(&p(1), "a", 2);
         u.bump(&p(2), "a", 2);
         assert_eq!((u.get(&p(1), "a"), u.get(&p(2), "a")), (Some(6), Some(2)));
+        // A name whose pair is not counted is given no digest: the names stay bounded by
+        // what is counted.
+        u.bump(&p(2), "b", 2);
+        assert_eq!(u.get(&p(2), "b"), None);
+        let names = u.names.as_ref().unwrap();
+        assert_eq!((names.len(), names.get(&digest("b"))), (1, None));
+        u.check().unwrap();
     }
 
     /// An owner with more tools than its bucket holds has the rest counted in the B-tree; a
