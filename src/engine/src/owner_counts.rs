@@ -177,6 +177,27 @@ mod tests {
         c.check_remembered().unwrap();
     }
 
+    /// An owner in both places (which no write makes) is refused by the checks, whichever
+    /// count reads would see.
+    #[test]
+    fn the_checks_refuse_an_owner_in_the_table_and_the_b_tree() {
+        let (table, mem, slots) = (
+            VectorMemory::default(),
+            VectorMemory::default(),
+            VectorMemory::default(),
+        );
+        let mut c = OwnerCounts::init(table.clone(), mem.clone(), slots.clone(), 0);
+        c.add(p(1), 2);
+        c.add(p(2), 1);
+        assert!(c.stored().is_ok());
+        drop(c);
+        ic_stable_structures::StableBTreeMap::<Principal, u32, _>::init(mem.clone())
+            .insert(p(1), 5);
+        let c = OwnerCounts::init(table, mem, slots, 0);
+        let e = c.stored().unwrap_err();
+        assert!(e.contains("in the table (2) and in the B-tree (5)"), "{e}");
+    }
+
     /// An owner whose bucket is full is counted in the B-tree, and found there.
     #[test]
     fn an_owner_with_no_room_in_the_table_is_counted_in_the_b_tree() {

@@ -430,6 +430,21 @@ mod tests {
         assert!(e.contains("not its own"), "{e}");
     }
 
+    /// A pair in both places (which no write makes) is refused by the checks.
+    #[test]
+    fn the_checks_refuse_a_pair_in_the_table_and_the_b_tree() {
+        let m = Mems::default();
+        let mut u = m.open();
+        u.bump(&p(1), "a", 10);
+        u.bump(&p(1), "b", 10);
+        u.check().unwrap();
+        drop(u);
+        ic_stable_structures::StableBTreeMap::<UsageKey, u64, _>::init(m.map.clone())
+            .insert(UsageKey::new(&p(1), "a"), 3);
+        let e = m.open().check().unwrap_err();
+        assert!(e.contains("for a is in the table and the B-tree"), "{e}");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// Against a plain map, from a B-tree of layout 6 and through reopenings: every owner's
