@@ -241,11 +241,10 @@ impl<M: Memory> HashTable<M> {
         hash(&key[..self.shape.hashed])
     }
 
-    /// A bucket's records, as stored.
-    fn read_bucket(&self, b: u64) -> Result<Vec<u8>, String> {
-        let at = Self::bucket_at(b);
+    /// A bucket's record count, refused past its room (nothing is read or written past it).
+    fn count_of(&self, b: u64) -> Result<usize, String> {
         let mut n = [0u8; 2];
-        self.memory.read(at, &mut n);
+        self.memory.read(Self::bucket_at(b), &mut n);
         let n = usize::from(u16::from_le_bytes(n));
         let per = self.shape.per_bucket();
         if n > per {
@@ -253,8 +252,14 @@ impl<M: Memory> HashTable<M> {
                 "bucket {b} says it holds {n} records, more than {per}"
             ));
         }
+        Ok(n)
+    }
+
+    /// A bucket's records, as stored.
+    fn read_bucket(&self, b: u64) -> Result<Vec<u8>, String> {
+        let n = self.count_of(b)?;
         let mut records = vec![0u8; n * self.shape.record()];
-        self.memory.read(at + 2, &mut records);
+        self.memory.read(Self::bucket_at(b) + 2, &mut records);
         Ok(records)
     }
 
@@ -292,12 +297,6 @@ impl<M: Memory> HashTable<M> {
         self.lately.borrow_mut().retain(|r| r.key != key);
     }
 
-    fn count_of(&self, b: u64) -> usize {
-        let mut n = [0u8; 2];
-        self.memory.read(Self::bucket_at(b), &mut n);
-        usize::from(u16::from_le_bytes(n))
-    }
-
     /// The key's bucket and its place there (none before the first record): from the heap
     /// for a key read or written lately, else from its bucket, read whole.
     fn locate(&self, key: &[u8]) -> Option<(Header, u64, Place)> {
@@ -312,16 +311,13 @@ impl<M: Memory> HashTable<M> {
         if let Some((b, i, value)) = known {
             return Some(match value {
                 Some(value) => (h, b, Place::Held { i, value }),
-                None => {
-                    let n = self.count_of(b);
-                    if n > self.shape.per_bucket() {
-                        self.or_trap(Err::<(), _>(format!(
-                            "bucket {b} says it holds {n} records, more than {}",
-                            self.shape.per_bucket()
-                        )));
-                    }
-                    (h, b, Place::Absent { n })
-                }
+                None => (
+                    h,
+                    b,
+                    Place::Absent {
+                        n: self.or_trap(self.count_of(b)),
+                    },
+                ),
             });
         }
         let b = h.bucket(self.hash_of(key));
@@ -455,7 +451,7 @@ impl<M: Memory> HashTable<M> {
             return false;
         };
         let r = self.shape.record();
-        let n = self.count_of(b);
+        let n = self.or_trap(self.count_of(b));
         let at = Self::bucket_at(b);
         self.remember(key, b, 0, None);
         if i + 1 < n {

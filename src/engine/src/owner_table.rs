@@ -65,6 +65,11 @@ pub fn colliding_owners(n: usize) -> Vec<Principal> {
     same
 }
 
+/// A count as a record stores it (`u32`, little-endian).
+fn count_at(v: &[u8]) -> u32 {
+    u32::from_le_bytes(v[..4].try_into().expect("4 bytes"))
+}
+
 /// owner → count, for owners with a count.
 pub struct OwnerTable<M: Memory> {
     table: HashTable<M>,
@@ -80,7 +85,7 @@ impl<M: Memory> OwnerTable<M> {
     /// The owner's count, if the table holds it.
     pub fn get(&self, owner: &Principal) -> Option<u32> {
         let v = self.table.get(&key_of(owner))?;
-        Some(u32::from_le_bytes(v[..4].try_into().expect("4 bytes")))
+        Some(count_at(&v))
     }
 
     /// Writes the owner's count if the table holds the owner; else inserts it if `insert`
@@ -113,12 +118,7 @@ impl<M: Memory> OwnerTable<M> {
         self.table
             .entries()?
             .into_iter()
-            .map(|(k, v)| {
-                Ok((
-                    owner_of(&k)?,
-                    u32::from_le_bytes(v[..4].try_into().expect("4 bytes")),
-                ))
-            })
+            .map(|(k, v)| Ok((owner_of(&k)?, count_at(&v))))
             .collect()
     }
 }

@@ -1147,12 +1147,35 @@ fn write_back_slots_v1() {
     assert_eq!((raw.get(&p(4)), raw.get(&p(17))), (Some(4), None));
 }
 
+/// The first `len` bytes of a table's memory compared with its fixture, byte for byte; and a
+/// fresh memory holding the fixture, to read it back from.
+fn golden_memory(
+    name: &str,
+    mem: &ic_stable_structures::VectorMemory,
+    len: u64,
+    what: &str,
+) -> ic_stable_structures::VectorMemory {
+    use ic_stable_structures::Memory;
+    let mut bytes = vec![0u8; len as usize];
+    mem.read(0, &mut bytes);
+    let fixture = golden(name, &bytes);
+    assert_eq!(
+        hex::encode(&bytes),
+        hex::encode(&fixture),
+        "{what} is no longer written as version 1"
+    );
+    let again = ic_stable_structures::VectorMemory::default();
+    again.grow(len.div_ceil(65_536));
+    again.write(0, &fixture);
+    again
+}
+
 /// An owner count table (memories 29 and 30, version 1) as 100 owners' counts, then removals,
 /// write it: the header, three buckets (two splits), records moved by a removal; and read back
 /// from the fixture as the same counts.
 #[test]
 fn owner_table_v1() {
-    use ic_stable_structures::{Memory, VectorMemory};
+    use ic_stable_structures::VectorMemory;
     use tool_host_engine::owner_table::{OwnerTable, PAGE};
     let mem = VectorMemory::default();
     let mut t = OwnerTable::init(mem.clone());
@@ -1164,17 +1187,7 @@ fn owner_table_v1() {
         assert!(t.remove(&owner(k)));
     }
     assert_eq!(t.buckets(), 3);
-    let mut bytes = vec![0u8; (PAGE * 4) as usize];
-    mem.read(0, &mut bytes);
-    let fixture = golden("owner_table_v1", &bytes);
-    assert_eq!(
-        hex::encode(&bytes),
-        hex::encode(&fixture),
-        "the owner count table is no longer written as version 1"
-    );
-    let again = VectorMemory::default();
-    again.grow(1);
-    again.write(0, &fixture);
+    let again = golden_memory("owner_table_v1", &mem, PAGE * 4, "the owner count table");
     let read = OwnerTable::init(again);
     let mut want: Vec<(Principal, u32)> = (0..100u8)
         .filter(|k| k % 7 != 0)
@@ -1191,7 +1204,7 @@ fn owner_table_v1() {
 /// write them; read back from the fixture as the same counts by name.
 #[test]
 fn usage_table_v1() {
-    use ic_stable_structures::{Memory, VectorMemory};
+    use ic_stable_structures::VectorMemory;
     use tool_host_engine::bus::usage_counts::UsageCounts;
     use tool_host_engine::hash_table::PAGE;
     let (table, names) = (VectorMemory::default(), VectorMemory::default());
@@ -1216,17 +1229,7 @@ fn usage_table_v1() {
             }
         }
     }
-    let mut bytes = vec![0u8; (PAGE * 2) as usize];
-    table.read(0, &mut bytes);
-    let fixture = golden("usage_table_v1", &bytes);
-    assert_eq!(
-        hex::encode(&bytes),
-        hex::encode(&fixture),
-        "the usage count table is no longer written as version 1"
-    );
-    let again = VectorMemory::default();
-    again.grow(1);
-    again.write(0, &fixture);
+    let again = golden_memory("usage_table_v1", &table, PAGE * 2, "the usage count table");
     let read = open(&again);
     read.check().unwrap();
     let third = read.counts(&Principal::from_slice(&[0xab; 29]));

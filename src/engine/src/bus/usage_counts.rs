@@ -49,6 +49,11 @@ fn digest(tool: &str) -> u64 {
     crate::hash_table::hash(tool.as_bytes())
 }
 
+/// A `u64` stored little-endian: a record's calls, or its key's digest.
+fn u64_at(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
+}
+
 fn key(owner: &Principal, d: u64) -> [u8; KEY] {
     let mut k = [0u8; KEY];
     k[..OWNER_KEY].copy_from_slice(&key_of(owner));
@@ -139,7 +144,7 @@ impl<M: Memory> UsageCounts<M> {
         let d = digest(tool);
         if self.names(d, tool) == Some(true) {
             if let Some(v) = self.table.get(&key(owner, d)) {
-                return Some(u64::from_le_bytes(v[..8].try_into().expect("8 bytes")));
+                return Some(u64_at(&v));
             }
         }
         if self.legacy.is_empty() {
@@ -177,7 +182,7 @@ impl<M: Memory> UsageCounts<M> {
         let done = self.table.upsert(
             &key(owner, d),
             |v| {
-                let n = u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+                let n = u64_at(v);
                 n.saturating_add(1).to_le_bytes().to_vec()
             },
             || {
@@ -218,14 +223,11 @@ impl<M: Memory> UsageCounts<M> {
                 .collect()
         };
         for (k, v) in self.table.with_prefix(&key_of(owner)) {
-            let d = u64::from_le_bytes(k[OWNER_KEY..].try_into().expect("8 bytes"));
+            let d = u64_at(&k[OWNER_KEY..]);
             let name = self
                 .name_of(d)
                 .unwrap_or_else(|| panic!("usage count table: digest {d:016x} names no tool"));
-            out.insert(
-                name,
-                u64::from_le_bytes(v[..8].try_into().expect("8 bytes")),
-            );
+            out.insert(name, u64_at(&v));
         }
         out
     }
@@ -255,7 +257,7 @@ impl<M: Memory> UsageCounts<M> {
         }
         for (k, _) in self.table.entries()? {
             let owner = owner_of(&k)?;
-            let d = u64::from_le_bytes(k[OWNER_KEY..].try_into().expect("8 bytes"));
+            let d = u64_at(&k[OWNER_KEY..]);
             let name = names
                 .get(&d)
                 .ok_or_else(|| format!("usage of {owner}: digest {d:016x} names no tool"))?;
