@@ -382,21 +382,10 @@ impl<M: Memory> HashTable<M> {
         held: impl FnOnce(&[u8]) -> Vec<u8>,
         insert: impl FnOnce() -> Option<Vec<u8>>,
     ) -> Upsert {
-        let Some((h, b, place)) = self.locate(key) else {
-            let Some(value) = insert() else {
-                return Upsert::Declined;
-            };
-            self.check_value(&value);
-            grow_to(&self.memory, Self::bucket_at(1), self.shape.what);
-            self.append(0, 0, key, &value);
-            self.remember(key, 0, 0, Some(&value));
-            self.set_header(Header {
-                level: 0,
-                split: 0,
-                count: 1,
-            });
-            return Upsert::Inserted;
-        };
+        // Before the first record: an empty table of one bucket, grown when it takes one.
+        let (h, b, place) =
+            self.locate(key)
+                .unwrap_or((Header::default(), 0, Place::Absent { n: 0 }));
         let n = match place {
             Place::Held { i, value } => {
                 let value = held(&value);
@@ -415,6 +404,9 @@ impl<M: Memory> HashTable<M> {
             return Upsert::Declined;
         };
         self.check_value(&value);
+        if self.head.get().is_none() {
+            grow_to(&self.memory, Self::bucket_at(1), self.shape.what);
+        }
         self.append(b, n, key, &value);
         self.remember(key, b, n, Some(&value));
         let h = Header {

@@ -37,25 +37,22 @@ impl<M: Memory> OwnerCounts<M> {
 
     /// The owner's count (0 when none).
     pub fn get(&self, owner: &Principal) -> u32 {
-        match self.table.get(owner) {
-            Some(n) => n,
-            None if self.counts.is_empty() => 0,
-            None => self.counts.get(owner).unwrap_or(0),
-        }
+        self.table
+            .get(owner)
+            .or_else(|| self.counts.get(owner))
+            .unwrap_or(0)
     }
 
     /// Sets the owner's count; 0 removes its record.
     pub fn set(&mut self, owner: Principal, n: u32) {
         if n == 0 {
-            if !self.table.remove(&owner) && !self.counts.is_empty() {
+            if !self.table.remove(&owner) {
                 self.counts.remove(&owner);
             }
             return;
         }
         let counts = &self.counts;
-        let in_table = self.table.put(&owner, n, || {
-            counts.is_empty() || counts.get(&owner).is_none()
-        });
+        let in_table = self.table.put(&owner, n, || counts.get(&owner).is_none());
         if !in_table {
             self.counts.insert(owner, n);
         }
@@ -96,6 +93,11 @@ mod tests {
     use super::*;
     use ic_stable_structures::VectorMemory;
 
+    /// The memories of a table, a B-tree and its write-back slots.
+    fn memories() -> (VectorMemory, VectorMemory, VectorMemory) {
+        Default::default()
+    }
+
     /// Principals of 10 and of 29 bytes (the longest).
     fn p(n: u8) -> Principal {
         Principal::from_slice(&vec![n; if n.is_multiple_of(2) { 10 } else { 29 }])
@@ -103,11 +105,7 @@ mod tests {
 
     #[test]
     fn counts_read_back_through_a_fresh_opening_and_what_the_heap_holds_is_stored() {
-        let (table, mem, slots) = (
-            VectorMemory::default(),
-            VectorMemory::default(),
-            VectorMemory::default(),
-        );
+        let (table, mem, slots) = memories();
         let mut c = OwnerCounts::init(table.clone(), mem.clone(), slots.clone(), 0);
         for k in 0..40u8 {
             c.add(p(k), i64::from(k % 3) + 1);
@@ -136,11 +134,7 @@ mod tests {
     /// reopenings.
     #[test]
     fn owners_counted_in_the_b_tree_stay_there_and_new_ones_go_to_the_table() {
-        let (table, mem, slots) = (
-            VectorMemory::default(),
-            VectorMemory::default(),
-            VectorMemory::default(),
-        );
+        let (table, mem, slots) = memories();
         {
             let mut old = WriteBack::<Principal, u32, _>::init(
                 mem.clone(),
@@ -181,11 +175,7 @@ mod tests {
     /// count reads would see.
     #[test]
     fn the_checks_refuse_an_owner_in_the_table_and_the_b_tree() {
-        let (table, mem, slots) = (
-            VectorMemory::default(),
-            VectorMemory::default(),
-            VectorMemory::default(),
-        );
+        let (table, mem, slots) = memories();
         let mut c = OwnerCounts::init(table.clone(), mem.clone(), slots.clone(), 0);
         c.add(p(1), 2);
         c.add(p(2), 1);
@@ -201,12 +191,8 @@ mod tests {
     /// An owner whose bucket is full is counted in the B-tree, and found there.
     #[test]
     fn an_owner_with_no_room_in_the_table_is_counted_in_the_b_tree() {
-        let mut c = OwnerCounts::init(
-            VectorMemory::default(),
-            VectorMemory::default(),
-            VectorMemory::default(),
-            0,
-        );
+        let (table, mem, slots) = memories();
+        let mut c = OwnerCounts::init(table, mem, slots, 0);
         let colliding = crate::owner_table::colliding_owners(crate::owner_table::PER_BUCKET + 3);
         for o in &colliding {
             c.add(*o, 2);
@@ -248,11 +234,7 @@ mod tests {
                 .into_iter()
                 .chain((0..10u8).map(p))
                 .collect::<Vec<_>>();
-            let (table, mem, slots) = (
-                VectorMemory::default(),
-                VectorMemory::default(),
-                VectorMemory::default(),
-            );
+            let (table, mem, slots) = memories();
             let mut want = std::collections::BTreeMap::new();
             {
                 let mut b_tree = WriteBack::<Principal, u32, _>::init(

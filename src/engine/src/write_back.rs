@@ -248,8 +248,12 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
             .map(|(_, v)| v.clone())
     }
 
-    /// The key's value: held, read lately, or the map's.
+    /// The key's value: held, read lately, or the map's (none when nothing is held or kept,
+    /// as for the B-trees of layout 6 that the count tables took over on a fresh install).
     pub fn get(&self, key: &K) -> Option<V> {
+        if self.is_empty() {
+            return None;
+        }
         if let Some(h) = self.held.iter().find(|h| h.key == *key) {
             return h.value.clone();
         }
@@ -266,6 +270,9 @@ impl<K: Storable + Ord + Clone, V: Storable + Clone, M: Memory> WriteBack<K, V, 
     }
 
     pub fn remove(&mut self, key: &K) {
+        if self.is_empty() {
+            return;
+        }
         self.put(key.clone(), None);
     }
 

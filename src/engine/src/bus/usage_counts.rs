@@ -105,29 +105,21 @@ impl<M: Memory> UsageCounts<M> {
         self.name_of(d).map(|n| n == tool)
     }
 
-    /// The tool's digest, if the table counts it: its digest names it, or names nothing yet
-    /// and is given to it (`give`) while there is room.
-    fn digest_for(&mut self, tool: &str, give: bool) -> Option<u64>
+    /// Gives digest `d` to `tool`, which no name has yet: whether there was room.
+    fn give_name(&mut self, d: u64, tool: &str) -> bool
     where
         M: Clone,
     {
-        let d = digest(tool);
-        match self.names(d, tool) {
-            Some(is) => is.then_some(d),
-            None if !give => None,
-            None => {
-                let mem = &self.names_memory;
-                let names = self
-                    .names
-                    .get_or_insert_with(|| StableBTreeMap::init(mem.clone()));
-                if names.len() >= MAX_NAMES {
-                    return None;
-                }
-                names.insert(d, tool.to_string());
-                self.known.borrow_mut().insert(d, tool.to_string());
-                Some(d)
-            }
+        let mem = &self.names_memory;
+        let names = self
+            .names
+            .get_or_insert_with(|| StableBTreeMap::init(mem.clone()));
+        if names.len() >= MAX_NAMES {
+            return false;
         }
+        names.insert(d, tool.to_string());
+        self.known.borrow_mut().insert(d, tool.to_string());
+        true
     }
 
     /// Pairs counted, both places together.
@@ -147,9 +139,6 @@ impl<M: Memory> UsageCounts<M> {
                 return Some(u64_at(&v));
             }
         }
-        if self.legacy.is_empty() {
-            return None;
-        }
         self.legacy.get(&UsageKey::new(owner, tool))
     }
 
@@ -161,22 +150,19 @@ impl<M: Memory> UsageCounts<M> {
         M: Clone,
     {
         let old = UsageKey::new(owner, tool);
-        let d = match self.names(digest(tool), tool) {
-            Some(true) => digest(tool),
+        let d = digest(tool);
+        match self.names(d, tool) {
+            Some(true) => {}
             // The digest names another name: this name's pairs are in the B-tree.
             Some(false) => return self.bump_in_b_tree(old, max_pairs),
             // No pair of this name is in the table yet.
             None => {
-                let in_b_tree = !self.legacy.is_empty() && self.legacy.get(&old).is_some();
-                if in_b_tree || self.len() >= max_pairs {
+                let in_b_tree = self.legacy.get(&old).is_some();
+                if in_b_tree || self.len() >= max_pairs || !self.give_name(d, tool) {
                     return self.bump_in_b_tree(old, max_pairs);
                 }
-                match self.digest_for(tool, true) {
-                    Some(d) => d,
-                    None => return self.bump_in_b_tree(old, max_pairs),
-                }
             }
-        };
+        }
         let len = self.len();
         let legacy = &mut self.legacy;
         let done = self.table.upsert(
@@ -187,11 +173,9 @@ impl<M: Memory> UsageCounts<M> {
             },
             || {
                 // New to the table: the B-tree may hold it (counted before layout 7).
-                if !legacy.is_empty() {
-                    if let Some(n) = legacy.get(&old) {
-                        legacy.insert(old.clone(), n.saturating_add(1));
-                        return None;
-                    }
+                if let Some(n) = legacy.get(&old) {
+                    legacy.insert(old.clone(), n.saturating_add(1));
+                    return None;
                 }
                 (len < max_pairs).then(|| 1u64.to_le_bytes().to_vec())
             },
@@ -213,15 +197,12 @@ impl<M: Memory> UsageCounts<M> {
 
     /// An owner's counts, by tool name.
     pub fn counts(&self, owner: &Principal) -> BTreeMap<String, u64> {
-        let mut out: BTreeMap<String, u64> = if self.legacy.is_empty() {
-            BTreeMap::new()
-        } else {
-            self.legacy
-                .range_while(UsageKey::start(owner), |k| k.is_of(owner))
-                .into_iter()
-                .map(|(k, n)| (k.tool().to_string(), n))
-                .collect()
-        };
+        let mut out: BTreeMap<String, u64> = self
+            .legacy
+            .range_while(UsageKey::start(owner), |k| k.is_of(owner))
+            .into_iter()
+            .map(|(k, n)| (k.tool().to_string(), n))
+            .collect();
         for (k, v) in self.table.with_prefix(&key_of(owner)) {
             let d = u64_at(&k[OWNER_KEY..]);
             let name = self
