@@ -1,5 +1,6 @@
 //! A hash table of fixed records in stable memory, grown one bucket at a time (stored layout 7
-//! on; the owner count tables and the usage table are its instances).
+//! on; the owner count tables, the usage table and, from layout 8, the stamp floors are its
+//! instances).
 //!
 //! Why: the maps keyed by owner were B-trees as deep as the owners are many, and a key new to
 //! one cost an insert of ~100 000 to 200 000 instructions on the IC model. Here a record is

@@ -31,6 +31,7 @@ pub mod results;
 pub mod runtime;
 pub mod schedule;
 pub mod send;
+pub mod stamp_floors;
 pub mod standard;
 pub mod state;
 pub mod stored_value;

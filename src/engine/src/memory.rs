@@ -112,8 +112,13 @@ pub const USAGE_TABLE: MemoryId = MemoryId::new(31);
 /// A tool name's digest → the name, for the usage table's records. Opened with the first name.
 pub const TOOL_NAMES: MemoryId = MemoryId::new(32);
 
+/// (owner, identity digest) → the highest stamp handed out for those arguments (stored layout 8
+/// on, `crate::stamp_floors`): a hash table, the B-tree of `STAMP_FLOORS` keeping only the
+/// floors it held before and those the table has no room for. Written from the first floor on.
+pub const STAMP_FLOOR_TABLE: MemoryId = MemoryId::new(33);
+
 /// Every id in use or retired, for the test that no two structures share one.
-pub const ALL: [MemoryId; 33] = [
+pub const ALL: [MemoryId; 34] = [
     CONFIG,
     FORMS,
     TARGETS,
@@ -147,4 +152,5 @@ pub const ALL: [MemoryId; 33] = [
     OPEN_COUNTS_TABLE,
     USAGE_TABLE,
     TOOL_NAMES,
+    STAMP_FLOOR_TABLE,
 ];

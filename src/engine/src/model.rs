@@ -382,7 +382,7 @@ pub struct Config {
 /// reads every version of every record (`READS` is `1..=CURRENT`, tested), so a memory written
 /// by layout `n` is readable by code of layout `n` or later, and only by that: an upgrade
 /// compares this number instead of reading every record (`State::check_layout`).
-pub const LAYOUT: u32 = 7;
+pub const LAYOUT: u32 = 8;
 
 /// What an admin set for the builtin tools, and the bus's id counters: small, and read with
 /// the config anyway (a cell of its own would take a 512 KiB bucket).

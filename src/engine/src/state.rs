@@ -113,7 +113,7 @@ pub struct State<M: Memory> {
     /// Version 1's in-flight journal, opened only when it holds data (see `lifecycle`).
     pub in_flight_v1: Option<StableBTreeMap<u64, u64, VM<M>>>,
     /// (owner, identity) → the highest stamp handed out for those arguments.
-    pub stamp_floors: StableBTreeMap<(Principal, [u8; 32]), u64, VM<M>>,
+    pub stamp_floors: crate::stamp_floors::StampFloors<VM<M>>,
     /// (use key, intent id) of intents not settled: see [`use_key`].
     pub open_uses: StableBTreeMap<UseEntry, (), VM<M>>,
     /// owner → intents kept.
@@ -200,7 +200,10 @@ impl<M: Memory + Clone> State<M> {
             in_flight: StableBTreeMap::init(mm.get(memory::IN_FLIGHT)),
             in_flight_v1,
             expiries,
-            stamp_floors: StableBTreeMap::init(mm.get(memory::STAMP_FLOORS)),
+            stamp_floors: crate::stamp_floors::StampFloors::init(
+                mm.get(memory::STAMP_FLOOR_TABLE),
+                mm.get(memory::STAMP_FLOORS),
+            ),
             open_uses: StableBTreeMap::init(mm.get(memory::OPEN_USES)),
             owner_totals: OwnerCounts::init(
                 mm.get(memory::OWNER_TOTALS_TABLE),
@@ -526,6 +529,8 @@ impl<M: Memory> State<M> {
         self.check_records().map_err(|e| e.to_string())?;
         self.intents.check()?;
         self.usage.check()?;
+        // The floors' table read whole (its records checked), none in both places.
+        self.stamp_floors.stored()?;
         let mut owners = BTreeSet::new();
         let mut open: BTreeMap<Principal, u32> = Default::default();
         let tasks: BTreeSet<(u64, u8, u64)> = self.due.keys().collect();
@@ -732,24 +737,18 @@ impl<M: Memory> State<M> {
 
     /// The highest stamp handed out for these arguments.
     pub fn stamp_floor(&self, owner: Principal, identity: [u8; 32]) -> Option<u64> {
-        self.stamp_floors.get(&(owner, identity))
+        self.stamp_floors.get(owner, identity)
     }
 
     /// Records a stamp handed out: every later stamp for these arguments is above it. Returns
-    /// the floor before. The stamp is written first and the floor taken from what it replaced
-    /// (put back when higher): one B-tree operation where a read and a write were two, in the
-    /// common case of a stamp above the floor.
+    /// the floor before (read and written in one lookup).
     pub fn raise_stamp_floor(
         &mut self,
         owner: Principal,
         identity: [u8; 32],
         stamp: u64,
     ) -> Option<u64> {
-        let before = self.stamp_floors.insert((owner, identity), stamp);
-        if let Some(f) = before.filter(|f| *f > stamp) {
-            self.stamp_floors.insert((owner, identity), f);
-        }
-        before
+        self.stamp_floors.raise(owner, identity, stamp)
     }
 
     /// [`State::raise_stamp_floor`] when the floor was read in the same execution (a prepare
@@ -763,7 +762,7 @@ impl<M: Memory> State<M> {
     ) {
         debug_assert_eq!(floor, self.stamp_floor(owner, identity), "a stale floor");
         if floor.is_none_or(|f| f < stamp) {
-            self.stamp_floors.insert((owner, identity), stamp);
+            self.stamp_floors.raise(owner, identity, stamp);
         }
     }
 
@@ -771,10 +770,8 @@ impl<M: Memory> State<M> {
     /// stamp is past every ledger's window (`send::FLOOR_KEEP_NS`), when every stamp handed out
     /// later is above it by the clock alone. A floor a later stamp raised stays for that one.
     pub fn release_floor(&mut self, owner: Principal, identity: [u8; 32], stamp: Option<u64>) {
-        if let (Some(stamp), Some(floor)) = (stamp, self.stamp_floor(owner, identity)) {
-            if floor <= stamp {
-                self.stamp_floors.remove(&(owner, identity));
-            }
+        if let Some(stamp) = stamp {
+            self.stamp_floors.release(owner, identity, stamp);
         }
     }
 

@@ -50,8 +50,9 @@ fn the_first_release_image_opens_and_holds_the_walkthrough() {
     // (the bus's 16 to 21, the agent tokens' 22 and 23) its first bucket, and nothing else; the
     // intent body slab (24) and the head table (26, 27) take theirs when the first intent is
     // written, the expiry index (25) with the first preview, the write-back slots (28) and the
-    // count tables (29 to 31) with the first count, the tool names (32) with the first name.
-    let added = tool_host_engine::memory::ALL.len() as u64 - 25;
+    // count tables (29 to 31) with the first count, the tool names (32) with the first name,
+    // the stamp floor table (33) with the first floor.
+    let added = tool_host_engine::memory::ALL.len() as u64 - 26;
     assert_eq!(
         mem.size() * 65_536,
         bytes.len() as u64 + added * 8 * 65_536,

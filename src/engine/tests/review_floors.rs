@@ -44,8 +44,9 @@ fn a_floor_leaves_with_the_last_intent_that_set_it_after_a_created_in_future_res
         .state
         .borrow()
         .stamp_floors
-        .iter()
-        .map(|e| e.into_pair())
+        .stored()
+        .unwrap()
+        .into_iter()
         .collect();
     assert!(
         floors.is_empty(),
@@ -173,4 +174,73 @@ fn an_intent_settled_after_its_floors_time_releases_it_as_it_settles() {
     assert!(w.state.borrow().intents.contains_key(&a), "kept");
     w.run_for(2 * 24, HOUR);
     assert!(!w.state.borrow().intents.contains_key(&a), "pruned");
+}
+
+/// Floors written by layout 7 (in the B-tree, memory 12) hold across the upgrade into layout 8:
+/// read from there, raised there by a later prepare of the same arguments (whose stamp is above
+/// them), released from there; floors of new arguments go to the table; none is in both.
+#[test]
+fn floors_left_in_the_b_tree_by_layout_7_hold_across_the_upgrade() {
+    let w = World::new().setup();
+    let (a, _) = w.prepare("1");
+    tool_host_engine::send::decline(&*w, owner(), a, None).unwrap();
+    let (b, _) = w.prepare("2");
+    {
+        // As layout 7 left them: every floor in the B-tree, the table's memory untouched.
+        let mut s = w.state.borrow_mut();
+        let floors = s.stamp_floors.stored().unwrap();
+        assert_eq!(floors.len(), 2);
+        for ((o, identity), stamp) in floors {
+            s.stamp_floors.release(o, identity, u64::MAX);
+            s.stamp_floors.tree_mut().insert((o, identity), stamp);
+        }
+        assert_eq!(s.stamp_floors.split(), (0, 2));
+    }
+    w.upgrade();
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    assert_eq!(floor_of(&w, a), w.intent(a).stamp_ns);
+    // The same arguments again: stamped above the floor kept in the B-tree, raised there.
+    let (c, _) = w.prepare("1");
+    assert!(w.intent(c).stamp_ns > w.intent(a).stamp_ns);
+    assert_eq!(floor_of(&w, c), w.intent(c).stamp_ns);
+    let (d, _) = w.prepare("3");
+    assert_eq!(floor_of(&w, d), w.intent(d).stamp_ns);
+    assert_eq!(w.state.borrow().stamp_floors.split(), (1, 2));
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    for id in [b, c, d] {
+        tool_host_engine::send::decline(&*w, owner(), id, None).unwrap();
+    }
+    // Retention (30 days) and the stamps' window pass: every intent pruned, every floor gone,
+    // from both places.
+    w.run_for(31 * 24, HOUR);
+    assert_eq!(w.state.borrow().check_indexes(), Ok(()));
+    assert!(!w.state.borrow().intents.contains_key(&c));
+    assert_eq!(w.state.borrow().stamp_floors.split(), (0, 0));
+}
+
+/// The intents' checks read the floor table: a floor planted in the table and the B-tree (no
+/// write makes one) is refused by `check_indexes`.
+#[test]
+fn the_checks_refuse_a_floor_in_both_places() {
+    let w = World::new().setup();
+    let (a, _) = w.prepare("1");
+    let i = w.intent(a);
+    let stamp = i.stamp_ns.unwrap();
+    assert_eq!(w.state.borrow().stamp_floors.split(), (1, 0));
+    w.state
+        .borrow_mut()
+        .stamp_floors
+        .tree_mut()
+        .insert((i.owner, i.identity), stamp);
+    let e = w.state.borrow().check_indexes().unwrap_err();
+    assert!(
+        e.contains("in the table") && e.contains("in the B-tree"),
+        "{e}"
+    );
+    // Taken out again, for the scenario's own checks at its end.
+    w.state
+        .borrow_mut()
+        .stamp_floors
+        .tree_mut()
+        .remove(&(i.owner, i.identity));
 }

@@ -100,7 +100,8 @@ fn as_released_then_upgrade(w: &World) {
         }
         // The released version had no body slab and no head table: their memories as a fresh
         // bucket leaves them.
-        // Nor write-back slots or owner count tables: its open counts were all in their map.
+        // Nor write-back slots or owner count tables: its open counts were all in their map. Nor
+        // the stamp floor table: version 1 had no floors (built from its intents at the upgrade).
         for m in [
             memory::INTENT_BODIES,
             memory::HEAD_DIRECTORY,
@@ -108,6 +109,7 @@ fn as_released_then_upgrade(w: &World) {
             memory::WRITE_BACK,
             memory::OWNER_TOTALS_TABLE,
             memory::OPEN_COUNTS_TABLE,
+            memory::STAMP_FLOOR_TABLE,
         ] {
             let m = mm.get(m);
             m.write(0, &vec![0; m.size() as usize * 65_536]);

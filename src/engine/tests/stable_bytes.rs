@@ -28,7 +28,8 @@ fn name(id: MemoryId) -> &'static str {
         m::TOOL_NAMES => "tool names",
         m::DUE => "timer tasks (the prune task)",
         m::TOOL_USAGE => "tool usage counts (layout 6's B-tree)",
-        m::STAMP_FLOORS => "stamp floors",
+        m::STAMP_FLOORS => "stamp floors (layout 7's B-tree)",
+        m::STAMP_FLOOR_TABLE => "stamp floors",
         _ => "other",
     }
 }

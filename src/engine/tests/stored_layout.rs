@@ -239,12 +239,21 @@ fn the_layout_names_every_current_version() {
             uc::MAX_NAMES,
         ),
     );
+    use tool_host_engine::stamp_floors as sf;
+    let floor_table = (
+        sf::MAGIC,
+        sf::RECORD,
+        sf::SHAPE.hashed,
+        sf::PER_BUCKET,
+        sf::SPLIT_AT,
+    );
     // Layout 1: config version 4, when the number came in. Layout 2: the expiry index (25).
     // Layout 3: intent heads by id (the head table, 26 and 27). Layout 4: settled intents'
     // bodies packed (intent body version 2). Layout 5: packed with spelled bytes put back,
     // against sample bodies (intent body version 3). Layout 6: the counts written lately
     // held in write-back slots (28). Layout 7: the owners' counts in hash tables (29, 30), the
-    // usage counts in one (31) with the tool names (32).
+    // usage counts in one (31) with the tool names (32). Layout 8: the stamp floors in a hash
+    // table (33).
     let pinned = [
         ("config", 4),
         ("form", 1),
@@ -266,12 +275,13 @@ fn the_layout_names_every_current_version() {
             slab,
             heads,
             slots,
-            owner_table
+            owner_table,
+            floor_table
         ),
         (
-            7,
+            8,
             &pinned[..],
-            &(0..=32)
+            &(0..=33)
                 .map(ic_stable_structures::memory_manager::MemoryId::new)
                 .collect::<Vec<_>>()[..],
             &[1, 2, 3, 4, 6, 7][..],
@@ -281,7 +291,8 @@ fn the_layout_names_every_current_version() {
             (
                 (b"TOT\x01", 4096, 34, 120, 40),
                 (b"TUC\x01", 46, 30, 24, 4096)
-            )
+            ),
+            (b"TSF\x01", 70, 62, 58, 20)
         ),
         "a record's current version, a structure, a task kind or the slab's format changed: \
          raise LAYOUT and pin the new values here"
@@ -810,6 +821,7 @@ fn every_version_has_a_fixture() {
     // The count tables: likewise.
     expected.push("owner_table_v1".into());
     expected.push("usage_table_v1".into());
+    expected.push("stamp_floor_table_v1".into());
     fn names<T: Versioned>(file: &str, out: &mut Vec<String>) {
         out.extend(T::READS.iter().map(|v| format!("{file}_v{v}")));
     }
@@ -852,8 +864,9 @@ mod buckets {
         // Every id but the retired IN_FLIGHT_V1, which a fresh state never opens, the intent
         // body slab and the head table's two, written from the first intent on, the expiry
         // index, opened with the first preview, the write-back slots and the count tables, with
-        // the first count, and the tool names, with the first name.
-        let opened = memory::ALL.len() as u64 - 10;
+        // the first count, the tool names, with the first name, and the stamp floor table,
+        // with the first floor.
+        let opened = memory::ALL.len() as u64 - 11;
         assert_eq!(mem.size(), 1 + opened * BUCKET_SIZE_IN_PAGES as u64);
         assert!(
             mem.size() * PAGE <= 12 * 1024 * 1024,
@@ -886,8 +899,8 @@ mod buckets {
         let mut s = State::init(mem.clone());
         assert_eq!(s.forms.get(&"icrc1".to_string()).unwrap().registered_at, 1);
         // Not opened: the retired journal, the body slab, the head table, the expiry index, the
-        // write-back slots, the count tables and the tool names.
-        let opened = memory::ALL.len() as u64 - 10;
+        // write-back slots, the count tables, the tool names and the stamp floor table.
+        let opened = memory::ALL.len() as u64 - 11;
         assert_eq!(
             mem.size(),
             1 + opened * 128,
@@ -1247,4 +1260,51 @@ fn usage_table_v1() {
         [("icrc1_transfer".to_string(), 1)].into()
     );
     assert_eq!(read.split(), (6, 0));
+}
+
+/// A stamp floor table (memory 33, version 1) as 60 floors of three owners, raised, then some
+/// released, write it: the header, buckets split, records moved by a release; and read back
+/// from the fixture as the same floors.
+#[test]
+fn stamp_floor_table_v1() {
+    use ic_stable_structures::VectorMemory;
+    use tool_host_engine::stamp_floors::{StampFloors, PAGE};
+    let (mem, tree) = (VectorMemory::default(), VectorMemory::default());
+    let mut f = StampFloors::init(mem.clone(), tree.clone());
+    let owners = [p(1), p(2), Principal::from_slice(&[0xab; 29])];
+    let identity = |k: u8| [k; 32];
+    for k in 0..60u8 {
+        f.raise(
+            owners[usize::from(k % 3)],
+            identity(k),
+            1_000 + u64::from(k),
+        );
+    }
+    for k in (0..60u8).step_by(5) {
+        f.raise(owners[usize::from(k % 3)], identity(k), 2_000);
+    }
+    for k in (0..60u8).step_by(7) {
+        f.release(owners[usize::from(k % 3)], identity(k), 2_000);
+    }
+    assert_eq!((f.buckets(), f.split()), (3, (51, 0)));
+    let again = golden_memory(
+        "stamp_floor_table_v1",
+        &mem,
+        PAGE * 4,
+        "the stamp floor table",
+    );
+    let read = StampFloors::init(again, VectorMemory::default());
+    let want: std::collections::BTreeMap<_, _> = (0..60u8)
+        .filter(|k| k % 7 != 0)
+        .map(|k| {
+            let stamp = if k % 5 == 0 {
+                2_000
+            } else {
+                1_000 + u64::from(k)
+            };
+            ((owners[usize::from(k % 3)], identity(k)), stamp)
+        })
+        .collect();
+    assert_eq!(read.stored().unwrap(), want);
+    assert_eq!(read.get(owners[1], identity(10)), Some(2_000));
 }
