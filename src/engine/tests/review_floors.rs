@@ -186,17 +186,30 @@ fn floors_left_in_the_b_tree_by_layout_7_hold_across_the_upgrade() {
     tool_host_engine::send::decline(&*w, owner(), a, None).unwrap();
     let (b, _) = w.prepare("2");
     {
-        // As layout 7 left them: every floor in the B-tree, the table's memory untouched.
+        // As layout 7 left them: every floor in the B-tree, the table's memory never written,
+        // the config saying layout 7.
         let mut s = w.state.borrow_mut();
         let floors = s.stamp_floors.stored().unwrap();
         assert_eq!(floors.len(), 2);
         for ((o, identity), stamp) in floors {
-            s.stamp_floors.release(o, identity, u64::MAX);
             s.stamp_floors.tree_mut().insert((o, identity), stamp);
         }
-        assert_eq!(s.stamp_floors.split(), (0, 2));
+        s.update_config(|c| c.layout = 7);
+    }
+    {
+        use ic_stable_structures::memory_manager::MemoryManager;
+        use ic_stable_structures::Memory;
+        let mm = MemoryManager::init(w.memory.clone());
+        let m = mm.get(tool_host_engine::memory::STAMP_FLOOR_TABLE);
+        m.write(0, &vec![0; m.size() as usize * 65_536]);
     }
     w.upgrade();
+    assert_eq!(
+        w.state.borrow().config.get().layout,
+        8,
+        "recorded at the upgrade"
+    );
+    assert_eq!(w.state.borrow().stamp_floors.split(), (0, 2));
     assert_eq!(w.state.borrow().check_indexes(), Ok(()));
     assert_eq!(floor_of(&w, a), w.intent(a).stamp_ns);
     // The same arguments again: stamped above the floor kept in the B-tree, raised there.
