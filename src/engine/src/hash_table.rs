@@ -16,8 +16,9 @@
 //! A bucket holds at most `per_bucket` records. An insert into a full bucket is refused
 //! ([`Upsert::Full`]), and the caller keeps the record elsewhere (a B-tree), where it costs
 //! what a B-tree costs: nothing is refused and nothing is lost. A bucket not yet split holds
-//! up to ~2 × `split_at` records on average, so `split_at` is chosen for a full bucket to be
-//! far in the tail; keys chosen to collide (the hash is not keyed) fill one all the same.
+//! up to ~2 × `split_at` records on average at the end of a round, so `split_at` is chosen
+//! for a full bucket to be in the tail (rare, not impossible: the shapes say how rare); keys
+//! chosen to collide (the hash is not keyed) fill one all the same.
 //!
 //! Only the first `hashed` bytes of a key choose its bucket, so keys that share them (an
 //! owner's usage counts) are in one bucket and read together ([`HashTable::with_prefix`]).

@@ -2,7 +2,7 @@
 //!
 //! Why: a prepare of a stamped method raises its arguments' floor, and the floors were a B-tree
 //! as deep as the floors are many (one per arguments prepared within a day): at 100 000 intents
-//! ~65 000 to 210 000 instructions an insert on the IC model, the most of any index a prepare
+//! ~65 000 to 215 000 instructions an insert on the IC model, the most of any index a prepare
 //! writes. Here a floor is a record of a [`HashTable`] (`memory::STAMP_FLOOR_TABLE`), found
 //! and written in one page whatever the number of floors.
 //!

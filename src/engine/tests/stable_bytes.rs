@@ -60,6 +60,16 @@ fn stable_memory_per_settled_intent_by_structure() {
             }
         }
         println!("  {total:>5}  in all");
+        {
+            // Where the keys live: a full bucket sends its key to the B-tree beside its table.
+            let s = w.state.borrow();
+            println!(
+                "  (in the table, in the B-tree: kept counts {:?}, open counts {:?}, floors {:?})",
+                s.owner_totals.split(),
+                s.open_counts.split(),
+                s.stamp_floors.split()
+            );
+        }
         let bodies = now
             .iter()
             .zip(&start)
