@@ -107,6 +107,27 @@ pub fn hash(bytes: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
+/// A `u64` as records store it (little-endian): a count, a stamp, a digest.
+pub fn u64_at(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
+}
+
+/// The first `n` of `candidates` whose keys share the low 8 bits of their hash with the key
+/// `like`, so they are in one bucket while a table has fewer than 256 buckets (tests).
+#[doc(hidden)]
+pub fn colliding<T>(
+    n: usize,
+    like: &[u8],
+    candidates: impl Iterator<Item = T>,
+    key: impl Fn(&T) -> Vec<u8>,
+) -> Vec<T> {
+    let want = hash(like) & 0xff;
+    candidates
+        .filter(|c| hash(&key(c)) & 0xff == want)
+        .take(n)
+        .collect()
+}
+
 /// A record's key and value bytes.
 pub type Record = (Vec<u8>, Vec<u8>);
 

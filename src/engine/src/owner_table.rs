@@ -53,17 +53,12 @@ pub fn owner_of(key: &[u8]) -> Result<Principal, String> {
 /// while a table keyed by owner has fewer than 256 buckets (tests).
 #[doc(hidden)]
 pub fn colliding_owners(n: usize) -> Vec<Principal> {
-    let mut same = Vec::new();
-    let mut i = 1u32;
-    let want = crate::hash_table::hash(&key_of(&Principal::from_slice(&[0]))) & 0xff;
-    while same.len() < n {
-        let o = Principal::from_slice(&i.to_le_bytes());
-        if crate::hash_table::hash(&key_of(&o)) & 0xff == want {
-            same.push(o);
-        }
-        i += 1;
-    }
-    same
+    crate::hash_table::colliding(
+        n,
+        &key_of(&Principal::from_slice(&[0])),
+        (1u32..).map(|i| Principal::from_slice(&i.to_le_bytes())),
+        |o| key_of(o).to_vec(),
+    )
 }
 
 /// A count as a record stores it (`u32`, little-endian).

@@ -18,7 +18,7 @@
 //! stamp (`u64`, little-endian); the whole key chooses the bucket. The header's magic is
 //! `b"TSF\x01"`.
 
-use crate::hash_table::{HashTable, Shape, Upsert};
+use crate::hash_table::{u64_at, HashTable, Shape, Upsert};
 use crate::owner_table;
 use candid::Principal;
 use ic_stable_structures::{Memory, StableBTreeMap};
@@ -62,28 +62,18 @@ fn arguments_of(key: &[u8]) -> Result<(Principal, [u8; 32]), String> {
     Ok((owner, identity))
 }
 
-/// A stamp as a record stores it (`u64`, little-endian).
-fn stamp_at(v: &[u8]) -> u64 {
-    u64::from_le_bytes(v[..8].try_into().expect("8 bytes"))
-}
-
 /// Identity digests whose keys with `owner` share the low 8 bits of their hash, so they are in
 /// one bucket while the table has fewer than 256 buckets (tests).
 #[doc(hidden)]
 pub fn colliding_identities(owner: &Principal, n: usize) -> Vec<[u8; 32]> {
-    let bucket = |d: &[u8; 32]| crate::hash_table::hash(&key_of(owner, d)) & 0xff;
-    let want = bucket(&[0; 32]);
-    let mut same = Vec::new();
-    let mut i = 0u32;
-    while same.len() < n {
+    let identity = |i: u32| {
         let mut d = [0u8; 32];
         d[..4].copy_from_slice(&i.to_le_bytes());
-        if bucket(&d) == want {
-            same.push(d);
-        }
-        i += 1;
-    }
-    same
+        d
+    };
+    crate::hash_table::colliding(n, &key_of(owner, &[0; 32]), (0u32..).map(identity), |d| {
+        key_of(owner, d).to_vec()
+    })
 }
 
 /// The floors: see the module's comment.
@@ -104,9 +94,9 @@ impl<M: Memory> StampFloors<M> {
 
     /// The highest stamp handed out for these arguments.
     pub fn get(&self, owner: Principal, identity: [u8; 32]) -> Option<u64> {
+        // (An empty B-tree answers at once: it reads nothing.)
         match self.table.get(&key_of(&owner, &identity)) {
-            Some(v) => Some(stamp_at(&v)),
-            None if self.tree.is_empty() => None,
+            Some(v) => Some(u64_at(&v)),
             None => self.tree.get(&(owner, identity)),
         }
     }
@@ -120,14 +110,14 @@ impl<M: Memory> StampFloors<M> {
         let done = self.table.upsert(
             &key,
             |v| {
-                let floor = stamp_at(v);
+                let floor = u64_at(v);
                 before = Some(floor);
                 floor.max(stamp).to_le_bytes().to_vec()
             },
             // A floor the B-tree holds stays there; a stamp of 0 has no record.
             || {
-                let in_tree = !tree.is_empty() && tree.contains_key(&(owner, identity));
-                (stamp != 0 && !in_tree).then(|| stamp.to_le_bytes().to_vec())
+                (stamp != 0 && !tree.contains_key(&(owner, identity)))
+                    .then(|| stamp.to_le_bytes().to_vec())
             },
         );
         match done {
@@ -177,7 +167,7 @@ impl<M: Memory> StampFloors<M> {
         let mut all: BTreeMap<_, _> = self.tree.iter().map(|e| e.into_pair()).collect();
         for (k, v) in self.table.entries()? {
             let args = arguments_of(&k)?;
-            let stamp = stamp_at(&v);
+            let stamp = u64_at(&v);
             if let Some(other) = all.insert(args, stamp) {
                 return Err(format!(
                     "owner {} has a stamp floor in the table ({stamp}) and in the B-tree ({other})",

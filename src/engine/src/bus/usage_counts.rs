@@ -19,7 +19,7 @@
 //! held stay there. So a pair is in exactly one of the two.
 
 use super::records::UsageKey;
-use crate::hash_table::{HashTable, Shape, Upsert};
+use crate::hash_table::{u64_at, HashTable, Shape, Upsert};
 use crate::owner_table::{key_of, owner_of, KEY as OWNER_KEY};
 use crate::write_back::WriteBack;
 use candid::Principal;
@@ -47,11 +47,6 @@ pub const MAX_NAMES: u64 = 4_096;
 
 fn digest(tool: &str) -> u64 {
     crate::hash_table::hash(tool.as_bytes())
-}
-
-/// A `u64` stored little-endian: a record's calls, or its key's digest.
-fn u64_at(bytes: &[u8]) -> u64 {
-    u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"))
 }
 
 fn key(owner: &Principal, d: u64) -> [u8; KEY] {
