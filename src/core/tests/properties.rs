@@ -182,6 +182,36 @@ proptest! {
     }
 }
 
+/// A run of JSON whitespace: all spaces, spaces beside other whitespace, or mixed; up to 160
+/// bytes (two 64-byte blocks and a tail).
+fn padding() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        (0usize..140).prop_map(|n| vec![b' '; n]),
+        // Spaces on one side of other whitespace: the 64-byte path, then the mixed one.
+        (
+            0usize..140,
+            proptest::collection::vec(
+                prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r')],
+                0..20
+            ),
+            any::<bool>()
+        )
+            .prop_map(|(n, mixed, first)| if first {
+                let mut v = vec![b' '; n];
+                v.extend(mixed);
+                v
+            } else {
+                let mut v = mixed;
+                v.extend(vec![b' '; n]);
+                v
+            }),
+        proptest::collection::vec(
+            prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r')],
+            0..140
+        ),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2048))]
     /// The word-at-a-time trim of JSON whitespace is the plain one, whatever the bytes: runs of
@@ -189,14 +219,17 @@ proptest! {
     /// whitespace byte in it (where a carry or a wrong byte test would show).
     #[test]
     fn json_whitespace_trim_is_the_plain_trim(
-        lead in proptest::collection::vec(prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r')], 0..26),
-        middle in proptest::collection::vec(any::<u8>(), 0..12),
-        trail in proptest::collection::vec(prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r')], 0..26),
+        lead in padding(),
+        middle in prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..12),
+            ".{0,8}".prop_map(String::into_bytes),
+        ],
+        trail in padding(),
         odd in prop_oneof![
             Just(0x0bu8), Just(0x0cu8), Just(0x1fu8), Just(0x21u8), Just(0xa0u8), Just(0x8au8),
             Just(0xa9u8), Just(0x8du8), Just(0x00u8), Just(0xffu8), Just(0x2au8), Just(0x0eu8),
         ],
-        at in proptest::option::of((any::<bool>(), 0usize..26)),
+        at in proptest::option::of((any::<bool>(), 0usize..140)),
     ) {
         let mut bytes = lead.clone();
         bytes.extend(&middle);
@@ -213,5 +246,43 @@ proptest! {
         let start = bytes.iter().position(|b| !ws(b)).unwrap_or(bytes.len());
         let end = bytes.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
         prop_assert_eq!(tool_host_core::read::json_ws::inner(&bytes), (start, end));
+        // The padded text read as text is exactly the bytes as UTF-8 (or nothing).
+        prop_assert_eq!(
+            tool_host_core::read::json_ws::text(&bytes),
+            String::from_utf8(bytes.clone()).ok()
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+    /// JSON text with runs of spaces put anywhere (between tokens, inside strings, numbers and
+    /// literals, after a backslash, after a line feed) reads as serde_json reads it: the same
+    /// value, or the same error for the text as given.
+    #[test]
+    fn json_with_runs_of_spaces_reads_as_serde_json_reads_it(
+        v in prop_oneof![
+            json_value(3),
+            "[\"\\\\ ab]{0,12}".prop_map(Value::String),
+        ],
+        runs in proptest::collection::vec(
+            (any::<proptest::sample::Index>(), 1usize..200, any::<bool>()),
+            0..6,
+        ),
+    ) {
+        let mut text = serde_json::to_string(&v).unwrap();
+        for (at, n, line) in runs {
+            let mut i = at.index(text.len() + 1);
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            let run = if line { format!("\n{}", " ".repeat(n)) } else { " ".repeat(n) };
+            text.insert_str(i, &run);
+        }
+        let ours = tool_host_core::read::json_value(&text).map_err(|e| e.to_string());
+        let theirs = serde_json::from_str::<Value>(&text).map_err(|e| e.to_string());
+        prop_assert_eq!(ours, theirs);
+        // And read at the canister's entry, the text is the bytes as given.
+        prop_assert_eq!(tool_host_core::read::json_ws::text(text.as_bytes()), Some(text.clone()));
     }
 }

@@ -31,7 +31,7 @@ pub fn call_tool_args(bytes: &[u8]) -> Option<CallToolArgs> {
         if id == l_name {
             name = Some(r.text(ft)?);
         } else if id == l_input {
-            input = Some(r.text(ft)?);
+            input = Some(r.json_text(ft)?);
         } else if id == l_owner {
             owner_ty = Some(ft);
             owner = r.opt_principal(&table, Some(ft))?;

@@ -66,6 +66,48 @@ proptest! {
         prop_assert_eq!(call_tool_args(&bytes), Some(args));
     }
 
+    /// An input padded with runs of spaces (beside and inside its text, as a model pads a
+    /// tool input), now and then one byte of it changed to a byte that is not a space or not
+    /// UTF-8: read as `candid` reads it, or left to it (which refuses what is not UTF-8).
+    #[test]
+    fn padded_inputs_read_as_candid_reads_them(
+        parts in proptest::collection::vec((text(), 0usize..300), 1..4),
+        odd in proptest::option::of((
+            any::<prop::sample::Index>(),
+            prop_oneof![Just(0xffu8), Just(0xc3u8), Just(0x80u8), Just(b'\n'), Just(b'x')],
+        )),
+    ) {
+        let mut input: Vec<u8> = vec![];
+        for (t, n) in parts {
+            input.extend(t.into_bytes());
+            input.extend(vec![b' '; n]);
+        }
+        if let (Some((at, b)), false) = (odd, input.is_empty()) {
+            let i = at.index(input.len());
+            input[i] = b;
+        }
+        // Candid's encoder takes only text: a placeholder of the input's length, replaced.
+        let args = CallToolArgs {
+            name: "t".into(),
+            input: "\u{1}".repeat(input.len()),
+            owner: None,
+            turn: None,
+        };
+        let mut bytes = Encode!(&args).unwrap();
+        if !input.is_empty() {
+            let at = bytes
+                .windows(input.len())
+                .position(|w| w.iter().all(|b| *b == 1))
+                .unwrap();
+            bytes[at..at + input.len()].copy_from_slice(&input);
+        }
+        let candid = Decode!(&bytes, CallToolArgs).ok();
+        match call_tool_args(&bytes) {
+            Some(a) => prop_assert_eq!(Some(a), candid),
+            None => prop_assert_eq!(candid, None),
+        }
+    }
+
     #[test]
     fn confirm_args_read_as_candid_reads_them(
         intent_id in any::<u64>(), digest in proptest::collection::vec(any::<u8>(), 0..40)

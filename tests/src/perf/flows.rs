@@ -843,6 +843,30 @@ fn growth_input(run: &mut Run) -> Check {
             Some(GOAL_PREPARE),
         );
     }
+    // The same, the spaces inside the JSON text (after its first member), where the JSON
+    // parser skips them: what a pretty-printing model sends, at its most.
+    let input = w.transfer_input(&w.amt(&amount()));
+    let at = input
+        .find(',')
+        .ok_or_else(|| Fail::Failed("a transfer input has two members".into()))?
+        + 1;
+    let size = 60 << 10;
+    let padded = format!(
+        "{}{}{}",
+        &input[..at],
+        " ".repeat(size - input.len()),
+        &input[at..]
+    );
+    let t = transfer_input(&mut w, os[0], &padded)?;
+    run.put(
+        g,
+        format!(
+            "prepare a transfer, input of {} bytes, the spaces inside the JSON",
+            padded.len()
+        ),
+        t.prepare,
+        Some(GOAL_PREPARE),
+    );
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! are one intent; a relative time is its words, resolved again at each stamp).
 
 mod context;
+pub mod json_ws;
 mod leaf;
 pub mod value;
 
@@ -96,62 +97,21 @@ pub fn parse_input(text: &str) -> Result<Value, Vec<Issue>> {
     })
 }
 
-/// JSON text as a value, the whitespace around it skipped first eight bytes at a time: byte
-/// loops cost ~27 instructions a byte on the IC (serde_json's skip among them), and a model may
-/// pad an input with kilobytes of it. Text that is not JSON is refused with serde_json's error
-/// for the text as given (its line and column), parsed again on that path only.
+/// JSON text as a value, its whitespace read by the word (`json_ws`): the runs at its ends
+/// skipped, long runs of spaces inside made one space. Text that is not JSON is refused with
+/// serde_json's error for the text as given (its line and column), parsed again on that path
+/// only.
 pub fn json_value(text: &str) -> Result<Value, serde_json::Error> {
     let (start, end) = json_ws::inner(text.as_bytes());
     // Both ends are next to ASCII whitespace or the text's ends: character boundaries.
-    match text.get(start..end) {
-        Some(inner) => serde_json::from_str(inner).or_else(|_| serde_json::from_str(text)),
-        None => serde_json::from_str(text),
-    }
-}
-
-/// JSON's whitespace (space, line feed, tab, carriage return) at the ends of a text.
-pub mod json_ws {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-
-    /// The high bit of each byte of `x` that is `c` (exact: no carry crosses a byte).
-    fn equal(x: u64, c: u8) -> u64 {
-        let y = x ^ (ONES * u64::from(c));
-        !(((y & LOW) + LOW) | y) & HIGH
-    }
-
-    /// Whether all eight bytes are JSON whitespace.
-    fn all_space(word: &[u8]) -> bool {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(word);
-        let x = u64::from_le_bytes(b);
-        (equal(x, b' ') | equal(x, b'\n') | equal(x, b'\t') | equal(x, b'\r')) == HIGH
-    }
-
-    fn space(b: u8) -> bool {
-        matches!(b, b' ' | b'\n' | b'\t' | b'\r')
-    }
-
-    /// The range of `bytes` without the whitespace at either end (`start == end` when it is
-    /// all whitespace).
-    pub fn inner(bytes: &[u8]) -> (usize, usize) {
-        let mut start = 0;
-        while start + 8 <= bytes.len() && all_space(&bytes[start..start + 8]) {
-            start += 8;
-        }
-        while start < bytes.len() && space(bytes[start]) {
-            start += 1;
-        }
-        let mut end = bytes.len();
-        while end >= start + 8 && all_space(&bytes[end - 8..end]) {
-            end -= 8;
-        }
-        while end > start && space(bytes[end - 1]) {
-            end -= 1;
-        }
-        (start, end)
-    }
+    let Some(inner) = text.get(start..end) else {
+        return serde_json::from_str(text);
+    };
+    let parsed = match json_ws::squeezed(inner) {
+        Some(squeezed) => serde_json::from_str(&squeezed),
+        None => serde_json::from_str(inner),
+    };
+    parsed.or_else(|_| serde_json::from_str(text))
 }
 
 pub fn read_tool_input(
