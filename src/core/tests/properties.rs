@@ -286,3 +286,26 @@ proptest! {
         prop_assert_eq!(tool_host_core::read::json_ws::text(text.as_bytes()), Some(text.clone()));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+    /// Text of JSON's punctuation, quotes, backslashes and a few letters, with runs of spaces
+    /// among them (valid JSON now and then, mostly not: unterminated strings, stray quotes and
+    /// escapes, where the scan of strings and the parser could part): read as serde_json reads
+    /// it, value or error.
+    #[test]
+    fn punctuation_with_runs_of_spaces_reads_as_serde_json_reads_it(
+        pieces in proptest::collection::vec(
+            prop_oneof![
+                "[\"\\\\ 1a\\[\\]{},:nul]{0,6}",
+                (56usize..140).prop_map(|n| " ".repeat(n)),
+            ],
+            0..10,
+        ),
+    ) {
+        let text: String = pieces.concat();
+        let ours = tool_host_core::read::json_value(&text).map_err(|e| e.to_string());
+        let theirs = serde_json::from_str::<Value>(&text).map_err(|e| e.to_string());
+        prop_assert_eq!(ours, theirs);
+    }
+}

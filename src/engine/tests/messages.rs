@@ -86,7 +86,8 @@ proptest! {
             let i = at.index(input.len());
             input[i] = b;
         }
-        // Candid's encoder takes only text: a placeholder of the input's length, replaced.
+        // Candid's encoder takes only text: a placeholder of the input's length, replaced
+        // (the last field's text ends the message: found from the end, never in the header).
         let args = CallToolArgs {
             name: "t".into(),
             input: "\u{1}".repeat(input.len()),
@@ -97,7 +98,7 @@ proptest! {
         if !input.is_empty() {
             let at = bytes
                 .windows(input.len())
-                .position(|w| w.iter().all(|b| *b == 1))
+                .rposition(|w| w.iter().all(|b| *b == 1))
                 .unwrap();
             bytes[at..at + input.len()].copy_from_slice(&input);
         }

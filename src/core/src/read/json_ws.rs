@@ -169,7 +169,8 @@ pub fn squeezed(text: &str) -> Option<String> {
         let piece = text.get(at..from)?;
         state = state.after(piece.as_bytes());
         out.push_str(piece);
-        // (After a backslash, the run's first space makes an invalid escape: refused either way.)
+        // (After a backslash the run's first space makes an invalid escape, and `escaped` is
+        // left set into the next piece: the text is refused either way, by its own parse.)
         if state.in_string {
             push_spaces(&mut out, n);
         } else {
@@ -223,5 +224,8 @@ mod tests {
         let kept = format!("[\"{run}\"]");
         assert_eq!(squeezed(&kept).as_deref(), Some(kept.as_str()));
         assert_eq!(squeezed("[1,  2]"), None);
+        // After a string closes (an escaped quote and backslash in it), runs are outside again.
+        let s = squeezed(&format!("[\"a\\\"\\\\\",{run}1]")).expect("a run");
+        assert!(s.len() <= 12 + 2 * 7 + 1 + 2, "{s:?}");
     }
 }
