@@ -262,6 +262,40 @@ fn a_duplicated_enum_option_is_refused() {
     assert!(issues[0].message.contains("twice"));
 }
 
+/// Options are compared as JSON values: the same value twice is refused whatever its type, a
+/// string and a number of the same text are two options.
+#[test]
+fn enum_options_are_compared_as_json_values() {
+    for (e, at) in [
+        (json!([1, 2, 1]), Some(2)),
+        (json!([{ "a": 1 }, { "a": 1 }]), Some(1)),
+        (json!([null, "null", null]), Some(2)),
+        (json!(["a", "a"]), Some(1)),
+        (json!(["a\"b", "c", "a\"b"]), Some(2)),
+        (json!(["\u{1}\\", "\u{1}\\"]), Some(1)),
+    ] {
+        let issues = refused(&with_schema(
+            json!({ "type": "object", "properties": { "mode": { "enum": e } } }),
+        ));
+        assert_eq!(issues.len(), 1, "{e}");
+        assert_eq!(
+            issues[0].path,
+            format!("inputSchema.properties.mode.enum[{}]", at.unwrap())
+        );
+    }
+    for e in [
+        json!(["1", 1]),
+        json!(["a\"b", "a\\\"b"]),
+        json!([1.0, 1]),
+        json!(["null", null]),
+        json!([true, "true"]),
+        json!(["a", "A"]),
+    ] {
+        let d = with_schema(json!({ "type": "object", "properties": { "mode": { "enum": e } } }));
+        assert_eq!(check_decl(&d), Ok(()), "{e}");
+    }
+}
+
 #[test]
 fn a_property_description_over_the_bound_is_refused() {
     let long = "x".repeat(MAX_PROPERTY_DESCRIPTION_CHARS + 1);

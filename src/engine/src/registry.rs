@@ -163,6 +163,19 @@ fn forms_issues<M: ic_stable_structures::Memory>(
         .collect()
 }
 
+/// The target `id` as it was (`None`: not registered).
+fn restore_target<M: ic_stable_structures::Memory>(
+    s: &mut crate::state::State<M>,
+    id: Principal,
+    was: Option<Target>,
+) {
+    match was {
+        Some(old) => s.targets.insert(id, old),
+        None => s.targets.remove(&id),
+    };
+    s.targets_changed();
+}
+
 /// A target refused for what it breaks: its id and label go into the `canister_id` input's
 /// description and its refs into amounts' (a tool's name comes from its form alone, so no
 /// target can make one invalid). Issues already there before are not this target's doing.
@@ -430,19 +443,25 @@ pub async fn register_canister<R: Runtime>(
             }
         }
         let broken_before = broken_uses(s);
-        let decl_before = forms_issues(s, &t.forms, existing.as_ref());
         let forms = t.forms.clone();
-        s.targets.insert(args.id, t);
+        s.targets.insert(args.id, t.clone());
         s.targets_changed();
         let decl_after = forms_issues(s, &forms, None);
-        let checked = check_uses(s, &broken_before)
-            .and_then(|()| newly_failing(args.id, &decl_before, decl_after));
-        if let Err(e) = checked {
-            match existing {
-                Some(old) => s.targets.insert(args.id, old),
-                None => s.targets.remove(&args.id),
-            };
+        let checked = check_uses(s, &broken_before).and_then(|()| {
+            // Which issues were there before is asked only when there are some now (most
+            // registrations have none): each review declares every tool of the forms with
+            // the enum of every canister they apply to.
+            if decl_after.is_empty() {
+                return Ok(());
+            }
+            restore_target(s, args.id, existing.clone());
+            let decl_before = forms_issues(s, &forms, existing.as_ref());
+            s.targets.insert(args.id, t);
             s.targets_changed();
+            newly_failing(args.id, &decl_before, decl_after)
+        });
+        if let Err(e) = checked {
+            restore_target(s, args.id, existing);
             catalog::bus(s);
             return Err(e);
         }

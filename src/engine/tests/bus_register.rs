@@ -422,3 +422,72 @@ fn a_form_stored_before_the_checks_stays_offered_and_list_forms_reports_it() {
     );
     assert!(r.is_ok(), "{r:?}");
 }
+
+fn shared_target(w: &World, id: candid::Principal, forms: &[&str]) -> ApiResult<TargetView> {
+    futures::executor::block_on(register_canister(
+        w,
+        controller(),
+        RegisterCanisterArgs {
+            id,
+            label: None,
+            forms: forms.iter().map(|f| f.to_string()).collect(),
+            owner: None,
+        },
+    ))
+}
+
+/// A canister whose refs would make the tools of a form newly named for it fail a provider's
+/// checks is refused, naming those tools, and keeps its forms; the issues its forms had
+/// before are not this registration's doing (a registration with the same forms is taken).
+#[test]
+fn a_canister_whose_refs_break_a_newly_named_forms_tools_is_refused_and_keeps_its_forms() {
+    let w = World::new();
+    for (id, json) in tool_host_core::packs::PACKS {
+        register(&w, id, &serde_json::from_str(json).unwrap()).unwrap();
+    }
+    // Its refs as a refresh read them: a symbol that puts every amount's description past the
+    // providers' bound (the canister is the only one of its forms, so its refs are the words).
+    let id = p(50);
+    {
+        let mut s = w.state.borrow_mut();
+        s.targets.insert(
+            id,
+            tool_host_engine::model::Target {
+                label: None,
+                forms: vec!["icrc1".into()],
+                refs_json:
+                    json!({ "query:icrc1_symbol": "X".repeat(990), "query:icrc1_decimals": 8 })
+                        .to_string(),
+                refs_updated_at: Some(T0),
+                refs_error: None,
+                icrc3: false,
+                registered_at: T0,
+                owner: None,
+            },
+        );
+        s.targets_changed();
+    }
+    let before = list_forms(&*w, controller()).unwrap();
+    let icrc1 = before.iter().find(|f| f.id == "icrc1").unwrap();
+    assert!(
+        !icrc1.declaration_issues.is_empty(),
+        "the planted refs break icrc1's amounts"
+    );
+    shared_target(&w, id, &["icrc1"]).expect("nothing new fails");
+    let tools = tool_names(&w);
+    let forms = list_forms(&*w, controller()).unwrap();
+    let e = shared_target(&w, id, &["icrc1", "icrc2"]).unwrap_err();
+    assert_eq!(e.code, "INVALID_ARGUMENT", "{e:?}");
+    assert!(e.message.contains("would make"), "{}", e.message);
+    assert!(!e.issues.is_empty());
+    assert!(
+        e.issues.iter().all(|i| i.param.contains("icrc2")),
+        "only icrc2's tools are new: {:?}",
+        e.issues
+    );
+    let t = w.state.borrow().targets.get(&id).unwrap();
+    assert_eq!(t.forms, vec!["icrc1".to_string()]);
+    // And the catalog is the one before the refusal (not a target's change it missed).
+    assert_eq!(tool_names(&w), tools);
+    assert_eq!(list_forms(&*w, controller()).unwrap(), forms);
+}

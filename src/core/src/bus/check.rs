@@ -183,7 +183,10 @@ fn check_enum(e: &Value, path: &str, out: &mut Issues) {
         out.push(path, "an enum is a non-empty array of options (JSON Schema; a model could send nothing that fits)".into());
         return;
     };
-    let mut seen = BTreeSet::new();
+    // Options compared as JSON values: a string by its text (not serialized: a canister's
+    // enum lists every canister its form applies to, in every tool), anything else by its
+    // JSON text, so that the string "1" and the number 1 stay two options.
+    let mut seen: BTreeSet<(bool, std::borrow::Cow<str>)> = BTreeSet::new();
     for (i, o) in options.iter().enumerate() {
         if o.as_str().is_some_and(|s| s.trim().is_empty()) {
             out.push(
@@ -191,7 +194,11 @@ fn check_enum(e: &Value, path: &str, out: &mut Issues) {
                 "a blank enum option: a model cannot tell it means anything".into(),
             );
         }
-        if !seen.insert(o.to_string()) {
+        let key = match o {
+            Value::String(s) => (true, std::borrow::Cow::Borrowed(s.as_str())),
+            _ => (false, std::borrow::Cow::Owned(o.to_string())),
+        };
+        if !seen.insert(key) {
             out.push(
                 &format!("{path}[{i}]"),
                 format!(
