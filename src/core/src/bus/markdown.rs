@@ -124,9 +124,21 @@ fn type_words(s: &Value) -> String {
     "any".into()
 }
 
+/// A value as code: its compact JSON between backticks (`{v}`'s text, written by serde_json's
+/// own writer rather than through `Display`, several times dearer a byte: a canister's enum
+/// lists every canister its form applies to, in every tool).
+fn code(v: &Value) -> String {
+    let json = serde_json::to_string(v).unwrap_or_default();
+    let mut out = String::with_capacity(json.len() + 2);
+    out.push('`');
+    out.push_str(&json);
+    out.push('`');
+    out
+}
+
 fn allowed(s: &Value) -> Vec<String> {
     if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        return e.iter().map(|v| format!("`{v}`")).collect();
+        return e.iter().map(code).collect();
     }
     if let Some(c) = s.get("const") {
         return vec![format!("`{c}`")];
@@ -142,4 +154,23 @@ fn allowed(s: &Value) -> Vec<String> {
             .collect();
     }
     vec![]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Each enum option is written as `Display` writes it, escapes and all.
+    #[test]
+    fn enum_options_read_as_display_writes_them() {
+        let e = json!(["a", "a\"b\\c\n\u{1}é😀", 1, 1.5, -0.0, null, true, { "k": [1, "x"] }, 12345678901234567890u64]);
+        let want: Vec<String> = e
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| format!("`{v}`"))
+            .collect();
+        assert_eq!(allowed(&json!({ "enum": e })), want);
+    }
 }
