@@ -180,9 +180,50 @@ fn a_schema_strict_mode_cannot_take_stays_non_strict() {
         None,
         "an open object would lose its openness"
     );
-    let mut s = base;
+    let mut s = base.clone();
     s["properties"]["case"] = json!({ "oneOf": [{ "type": "string" }] });
     assert_eq!(strict_schema(&s), None, "oneOf is not taken");
+    // `$schema` is left out at the root only: inside, a keyword strict mode does not take.
+    let mut s = base.clone();
+    s["$schema"] = json!(tool_host_core::schema::JSON_SCHEMA_DIALECT);
+    let strict = strict_schema(&s).expect("strict");
+    assert_eq!(strict.get("$schema"), None);
+    assert_eq!(Some(strict), strict_schema(&base));
+    let mut s = base;
+    s["properties"]["key"]["$schema"] = json!("x");
+    assert_eq!(strict_schema(&s), None, "a nested $schema");
+}
+
+/// A strict form's members are the schema's, with only what strict mode needs changed: a
+/// non-object's `required` kept, every other keyword copied.
+#[test]
+fn a_strict_form_keeps_the_members_it_does_not_change() {
+    let s = json!({
+        "type": "object",
+        "description": "d",
+        "title": "t",
+        "properties": {
+            "a": { "type": "string", "description": "x", "pattern": "^a$", "enum": ["a"] },
+            "n": { "type": "integer", "minimum": 1, "maximum": 3, "description": "n" }
+        },
+        "required": ["a"],
+        "additionalProperties": false
+    });
+    let strict = strict_schema(&s).expect("strict");
+    assert_eq!(
+        strict,
+        json!({
+            "type": "object",
+            "description": "d",
+            "title": "t",
+            "properties": {
+                "a": { "type": "string", "description": "x", "pattern": "^a$", "enum": ["a"] },
+                "n": { "type": ["integer", "null"], "minimum": 1, "maximum": 3, "description": "n" }
+            },
+            "required": ["a", "n"],
+            "additionalProperties": false
+        })
+    );
 }
 
 fn assert_anthropic_keys(s: &Value, key: &Regex, path: &str) {

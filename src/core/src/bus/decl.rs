@@ -80,13 +80,17 @@ pub fn decl_of_plan(plan: &ToolPlan, canisters: &[Canister]) -> ToolDecl {
 
 /// [`decl_of_plan`] with the canister part of `plan`'s form worked out once for all its tools.
 pub fn decl_of_plan_for(plan: &ToolPlan, part: &crate::schema::FormCanisters) -> ToolDecl {
-    let def = crate::schema::tool_definition_for(plan, part);
+    let mut def = crate::schema::tool_definition_for(plan, part);
     ToolDecl {
         name: plan.name.clone(),
         title: plan.title.clone(),
         description: plan.description.clone(),
         effect: label_of(plan),
-        input_schema: def["inputSchema"].clone(),
+        // Taken, not cloned: it holds the enum of every canister the form applies to.
+        input_schema: def
+            .get_mut("inputSchema")
+            .map(Value::take)
+            .unwrap_or_default(),
         // A prepare answers the intent (a fixed shape); a read tool answers the canister's reply.
         output_schema: (plan.kind == crate::plan::ToolKind::Prepare)
             .then(crate::mcp::intent_answer_schema),

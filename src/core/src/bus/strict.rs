@@ -55,8 +55,7 @@ pub const MAX_ENUM_VALUES: usize = 1000;
 /// The strict form of `schema` (an input schema, `$schema` left out), or `None` when making it
 /// strict would lose a rule or it uses a keyword strict mode does not take.
 pub fn strict_schema(schema: &Value) -> Option<Value> {
-    let mut root = schema.as_object()?.clone();
-    root.remove("$schema");
+    let root = schema.as_object()?;
     if root.get("type").and_then(Value::as_str) != Some("object") {
         return None;
     }
@@ -64,7 +63,7 @@ pub fn strict_schema(schema: &Value) -> Option<Value> {
         properties: 0,
         enum_values: 0,
     };
-    node(&Value::Object(root), 1, &mut budget)
+    node_of(root, 1, &mut budget, true)
 }
 
 struct Budget {
@@ -73,8 +72,15 @@ struct Budget {
 }
 
 fn node(v: &Value, depth: usize, b: &mut Budget) -> Option<Value> {
-    let m = v.as_object()?;
-    if m.keys().any(|k| !STRICT_KEYWORDS.contains(&k.as_str())) {
+    node_of(v.as_object()?, depth, b, false)
+}
+
+/// A schema object's strict form; `root`: the input schema, whose `$schema` is left out.
+fn node_of(m: &Map<String, Value>, depth: usize, b: &mut Budget, root: bool) -> Option<Value> {
+    let skipped = |k: &str| root && k == "$schema";
+    if m.keys()
+        .any(|k| !skipped(k) && !STRICT_KEYWORDS.contains(&k.as_str()))
+    {
         return None;
     }
     if let Some(f) = m.get("format") {
@@ -88,7 +94,18 @@ fn node(v: &Value, depth: usize, b: &mut Budget) -> Option<Value> {
             return None;
         }
     }
-    let mut out = m.clone();
+    let is_object =
+        m.get("type").and_then(Value::as_str) == Some("object") || m.contains_key("properties");
+    // The members made again below are not copied first (`properties` holds every input's
+    // schema, a canister's enum among them).
+    let made_again = |k: &str| {
+        matches!(k, "items" | "anyOf" | "$defs" | "properties") || (is_object && k == "required")
+    };
+    let mut out: Map<String, Value> = m
+        .iter()
+        .filter(|(k, _)| !skipped(k) && !made_again(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     if let Some(items) = m.get("items") {
         out.insert("items".into(), node(items, depth, b)?);
     }
@@ -104,8 +121,6 @@ fn node(v: &Value, depth: usize, b: &mut Budget) -> Option<Value> {
         }
         out.insert("$defs".into(), Value::Object(d));
     }
-    let is_object =
-        m.get("type").and_then(Value::as_str) == Some("object") || m.contains_key("properties");
     if is_object {
         if depth > MAX_DEPTH || m.get("additionalProperties") != Some(&Value::Bool(false)) {
             return None;
