@@ -183,12 +183,21 @@ fn a_schema_strict_mode_cannot_take_stays_non_strict() {
     let mut s = base.clone();
     s["properties"]["case"] = json!({ "oneOf": [{ "type": "string" }] });
     assert_eq!(strict_schema(&s), None, "oneOf is not taken");
-    // `$schema` is left out at the root only: inside, a keyword strict mode does not take.
-    let mut s = base.clone();
-    s["$schema"] = json!(tool_host_core::schema::JSON_SCHEMA_DIALECT);
-    let strict = strict_schema(&s).expect("strict");
-    assert_eq!(strict.get("$schema"), None);
-    assert_eq!(Some(strict), strict_schema(&base));
+    // `$schema` is left out at the root, whatever its value: the strict form is the one of the
+    // schema without it. Inside, it is a keyword strict mode does not take.
+    let mut bare = base.clone();
+    bare.as_object_mut().unwrap().remove("$schema");
+    let want = strict_schema(&bare).expect("strict without $schema");
+    assert_eq!(want.get("$schema"), None);
+    for dialect in [
+        json!(tool_host_core::schema::JSON_SCHEMA_DIALECT),
+        json!(7),
+        json!({ "a": 1 }),
+    ] {
+        let mut s = bare.clone();
+        s["$schema"] = dialect;
+        assert_eq!(strict_schema(&s).as_ref(), Some(&want));
+    }
     let mut s = base;
     s["properties"]["key"]["$schema"] = json!("x");
     assert_eq!(strict_schema(&s), None, "a nested $schema");
@@ -204,7 +213,8 @@ fn a_strict_form_keeps_the_members_it_does_not_change() {
         "title": "t",
         "properties": {
             "a": { "type": "string", "description": "x", "pattern": "^a$", "enum": ["a"] },
-            "n": { "type": "integer", "minimum": 1, "maximum": 3, "description": "n" }
+            "n": { "type": "integer", "minimum": 1, "maximum": 3, "description": "n" },
+            "r": { "type": "string", "required": ["x"] }
         },
         "required": ["a"],
         "additionalProperties": false
@@ -218,9 +228,10 @@ fn a_strict_form_keeps_the_members_it_does_not_change() {
             "title": "t",
             "properties": {
                 "a": { "type": "string", "description": "x", "pattern": "^a$", "enum": ["a"] },
-                "n": { "type": ["integer", "null"], "minimum": 1, "maximum": 3, "description": "n" }
+                "n": { "type": ["integer", "null"], "minimum": 1, "maximum": 3, "description": "n" },
+                "r": { "type": ["string", "null"], "required": ["x"] }
             },
-            "required": ["a", "n"],
+            "required": ["a", "n", "r"],
             "additionalProperties": false
         })
     );

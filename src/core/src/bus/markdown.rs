@@ -141,7 +141,7 @@ fn allowed(s: &Value) -> Vec<String> {
         return e.iter().map(code).collect();
     }
     if let Some(c) = s.get("const") {
-        return vec![format!("`{c}`")];
+        return vec![code(c)];
     }
     if let Some(members) = s.get("anyOf").and_then(Value::as_array) {
         return members.iter().flat_map(allowed).collect();
