@@ -182,6 +182,11 @@ proptest! {
     }
 }
 
+/// A byte of JSON whitespace.
+fn ws_byte() -> impl Strategy<Value = u8> {
+    prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r')]
+}
+
 /// A run of JSON whitespace: all spaces, spaces beside other whitespace, or mixed; up to 160
 /// bytes (two 64-byte blocks and a tail).
 fn padding() -> impl Strategy<Value = Vec<u8>> {
@@ -190,10 +195,7 @@ fn padding() -> impl Strategy<Value = Vec<u8>> {
         // Spaces on one side of other whitespace: the 64-byte path, then the mixed one.
         (
             0usize..140,
-            proptest::collection::vec(
-                prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r')],
-                0..20
-            ),
+            proptest::collection::vec(ws_byte(), 0..20),
             any::<bool>()
         )
             .prop_map(|(n, mixed, first)| if first {
@@ -205,10 +207,7 @@ fn padding() -> impl Strategy<Value = Vec<u8>> {
                 v.extend(vec![b' '; n]);
                 v
             }),
-        proptest::collection::vec(
-            prop_oneof![Just(b' '), Just(b'\n'), Just(b'\t'), Just(b'\r')],
-            0..140
-        ),
+        proptest::collection::vec(ws_byte(), 0..140),
     ]
 }
 

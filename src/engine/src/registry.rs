@@ -163,14 +163,14 @@ fn forms_issues<M: ic_stable_structures::Memory>(
         .collect()
 }
 
-/// The target `id` as it was (`None`: not registered).
-fn restore_target<M: ic_stable_structures::Memory>(
+/// The target `id` set to `target` (`None`: not registered), the catalog told.
+fn set_target<M: ic_stable_structures::Memory>(
     s: &mut crate::state::State<M>,
     id: Principal,
-    was: Option<Target>,
+    target: Option<Target>,
 ) {
-    match was {
-        Some(old) => s.targets.insert(id, old),
+    match target {
+        Some(t) => s.targets.insert(id, t),
         None => s.targets.remove(&id),
     };
     s.targets_changed();
@@ -444,8 +444,7 @@ pub async fn register_canister<R: Runtime>(
         }
         let broken_before = broken_uses(s);
         let forms = t.forms.clone();
-        s.targets.insert(args.id, t.clone());
-        s.targets_changed();
+        set_target(s, args.id, Some(t.clone()));
         let decl_after = forms_issues(s, &forms, None);
         let checked = check_uses(s, &broken_before).and_then(|()| {
             // Which issues were there before is asked only when there are some now (most
@@ -454,14 +453,13 @@ pub async fn register_canister<R: Runtime>(
             if decl_after.is_empty() {
                 return Ok(());
             }
-            restore_target(s, args.id, existing.clone());
+            set_target(s, args.id, existing.clone());
             let decl_before = forms_issues(s, &forms, existing.as_ref());
-            s.targets.insert(args.id, t);
-            s.targets_changed();
+            set_target(s, args.id, Some(t));
             newly_failing(args.id, &decl_before, decl_after)
         });
         if let Err(e) = checked {
-            restore_target(s, args.id, existing);
+            set_target(s, args.id, existing);
             catalog::bus(s);
             return Err(e);
         }

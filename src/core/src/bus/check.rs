@@ -3,6 +3,7 @@
 
 use super::decl::{DeclIssue, ToolDecl};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// Tool descriptions: OpenAI refuses a function description over 1 024 characters
@@ -186,7 +187,7 @@ fn check_enum(e: &Value, path: &str, out: &mut Issues) {
     // Options compared as JSON values: a string by its text (not serialized: a canister's
     // enum lists every canister its form applies to, in every tool), anything else by its
     // JSON text, so that the string "1" and the number 1 stay two options.
-    let mut seen: BTreeSet<(bool, std::borrow::Cow<str>)> = BTreeSet::new();
+    let mut seen: BTreeSet<(bool, Cow<str>)> = BTreeSet::new();
     for (i, o) in options.iter().enumerate() {
         if o.as_str().is_some_and(|s| s.trim().is_empty()) {
             out.push(
@@ -195,8 +196,8 @@ fn check_enum(e: &Value, path: &str, out: &mut Issues) {
             );
         }
         let key = match o {
-            Value::String(s) => (true, std::borrow::Cow::Borrowed(s.as_str())),
-            _ => (false, std::borrow::Cow::Owned(o.to_string())),
+            Value::String(s) => (true, Cow::Borrowed(s.as_str())),
+            _ => (false, Cow::Owned(o.to_string())),
         };
         if !seen.insert(key) {
             out.push(

@@ -100,23 +100,26 @@ impl<'a> Reader<'a> {
         None
     }
 
-    /// A `text` value of wire type `t`.
-    pub fn text(&mut self, t: Ty) -> Option<String> {
+    /// The bytes of a `text` value of wire type `t`, not yet checked as UTF-8.
+    fn text_bytes(&mut self, t: Ty) -> Option<&'a [u8]> {
         if t != Ty::Prim(op::TEXT) {
             return None;
         }
         let n = self.length()?;
-        std::str::from_utf8(self.take(n)?).ok().map(str::to_owned)
+        self.take(n)
+    }
+
+    /// A `text` value of wire type `t`.
+    pub fn text(&mut self, t: Ty) -> Option<String> {
+        std::str::from_utf8(self.text_bytes(t)?)
+            .ok()
+            .map(str::to_owned)
     }
 
     /// A `text` value that holds JSON (a tool input): [`Self::text`], with the whitespace a
     /// model pads it with read at a fraction of the cost (`read::json_ws::text`).
     pub fn json_text(&mut self, t: Ty) -> Option<String> {
-        if t != Ty::Prim(op::TEXT) {
-            return None;
-        }
-        let n = self.length()?;
-        crate::read::json_ws::text(self.take(n)?)
+        crate::read::json_ws::text(self.text_bytes(t)?)
     }
 
     /// A `nat64` value of wire type `t`.
