@@ -37,30 +37,80 @@ pub struct FormCanisters<'a> {
     applicable: Vec<&'a Canister>,
     schema: Value,
     agreed: std::cell::RefCell<std::collections::BTreeMap<String, Option<Value>>>,
+    /// The part as each format writes it, made on first use (`bus::splice`).
+    pub(crate) texts: std::cell::OnceCell<crate::bus::splice::PartTexts>,
+    /// Whether the declaration checks find nothing in the part, found on first use.
+    pub(crate) clean: std::cell::OnceCell<bool>,
 }
 
 impl<'a> FormCanisters<'a> {
     pub fn new(form_id: &str, canisters: &'a [Canister]) -> FormCanisters<'a> {
         let applicable: Vec<&Canister> =
             canisters.iter().filter(|c| c.applies_to(form_id)).collect();
-        let schema = canister_schema(&applicable);
+        let texts = applicable.iter().map(|c| c.id.to_text()).collect();
+        FormCanisters::of(form_id, applicable, texts)
+    }
+
+    /// [`FormCanisters::new`] with each canister's principal text given (`texts[i]` is
+    /// `canisters[i].id.to_text()`): a catalog makes it once per canister, not per form.
+    pub fn with_texts(
+        form_id: &str,
+        canisters: &'a [Canister],
+        texts: &[String],
+    ) -> FormCanisters<'a> {
+        debug_assert_eq!(canisters.len(), texts.len(), "a text per canister");
+        let (applicable, texts) = canisters
+            .iter()
+            .zip(texts)
+            .filter(|(c, _)| c.applies_to(form_id))
+            .map(|(c, t)| (c, t.clone()))
+            .unzip();
+        FormCanisters::of(form_id, applicable, texts)
+    }
+
+    fn of(form_id: &str, applicable: Vec<&'a Canister>, texts: Vec<String>) -> FormCanisters<'a> {
+        let schema = canister_schema(&applicable, texts);
         FormCanisters {
             form_id: form_id.to_string(),
             applicable,
             schema,
             agreed: Default::default(),
+            texts: Default::default(),
+            clean: Default::default(),
         }
     }
+
+    /// The `canister_id` property's schema.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+}
+
+/// What stands where a form's canister part goes in a tool declared to be rendered with the
+/// part spliced in (`bus::splice`): a property schema whose texts are found in every format.
+pub(crate) const HOLE_MARK: &str = "\u{1}canister_id\u{1}";
+
+pub(crate) fn canister_hole() -> Value {
+    json!({ "description": HOLE_MARK, "type": "string" })
 }
 
 /// [`tool_definition`] with its form's canister part worked out already (`plan`'s form must be
 /// the one `part` was made for).
 pub fn tool_definition_for(plan: &ToolPlan, part: &FormCanisters) -> Value {
+    definition(plan, part, part.schema.clone())
+}
+
+/// [`tool_definition_for`] with [`canister_hole`] where the canister part goes.
+pub(crate) fn tool_definition_holed(plan: &ToolPlan, part: &FormCanisters) -> Value {
+    definition(plan, part, canister_hole())
+}
+
+fn definition(plan: &ToolPlan, part: &FormCanisters, canister: Value) -> Value {
     debug_assert_eq!(plan.form.id, part.form_id, "a part is its own form's");
     let words = Words { part };
     let mut props = Map::new();
     let mut required = vec![CANISTER_PARAM.to_string()];
-    props.insert(CANISTER_PARAM.into(), part.schema.clone());
+    props.insert(CANISTER_PARAM.into(), canister);
     for p in &plan.params {
         let describe = tag_of(&plan.form.form, &p.node, |t| t.describe.as_ref()).cloned();
         let schema = words.schema(&p.reader, describe.as_deref());
@@ -121,7 +171,7 @@ pub fn commit_definition() -> Value {
     })
 }
 
-fn canister_schema(applicable: &[&Canister]) -> Value {
+fn canister_schema(applicable: &[&Canister], texts: Vec<String>) -> Value {
     if applicable.is_empty() {
         return json!({
             "type": "string",
@@ -130,7 +180,6 @@ fn canister_schema(applicable: &[&Canister]) -> Value {
         });
     }
     // Each principal's text once (the enum and the description both name it).
-    let texts: Vec<String> = applicable.iter().map(|c| c.id.to_text()).collect();
     let description = canister_description(applicable, &texts);
     let mut ids = texts;
     ids.sort();
@@ -146,43 +195,76 @@ fn canister_schema(applicable: &[&Canister]) -> Value {
 pub const MAX_CANISTER_DESCRIPTION_CHARS: usize = 900;
 
 /// "The canister to call: <id> (<label>), …." while that fits its bound; past it, the
-/// canisters that fit and how many more the enum lists (never a cut name).
+/// canisters that fit and how many more the enum lists (never a cut name). Each canister's
+/// words are written only while they fit (a form may apply to 1 024 canisters; some 30 fit).
 fn canister_description(applicable: &[&Canister], texts: &[String]) -> String {
-    let listed: Vec<String> = applicable
-        .iter()
-        .zip(texts)
-        .map(|(c, t)| match &c.label {
-            Some(l) => format!("{t} ({l})"),
-            None => t.clone(),
-        })
-        .collect();
-    let whole = format!("The canister to call: {}.", listed.join(", "));
-    if whole.chars().count() <= MAX_CANISTER_DESCRIPTION_CHARS {
+    let items = || {
+        applicable
+            .iter()
+            .zip(texts)
+            .map(|(c, t)| (t.as_str(), c.label.as_deref()))
+    };
+    let item_chars = |(t, l): (&str, Option<&str>)| chars(t) + l.map_or(0, |l| chars(l) + 3);
+    let push_item = |out: &mut String, (t, l): (&str, Option<&str>)| {
+        out.push_str(t);
+        if let Some(l) = l {
+            out.push_str(" (");
+            out.push_str(l);
+            out.push(')');
+        }
+    };
+    const LEAD: &str = "The canister to call: ";
+    // The whole list, while it fits.
+    let mut whole = String::from(LEAD);
+    let mut whole_chars = LEAD.len();
+    let mut fits = true;
+    for (i, item) in items().enumerate() {
+        let sep = if i == 0 { 0 } else { 2 };
+        whole_chars += sep + item_chars(item);
+        if whole_chars + 1 > MAX_CANISTER_DESCRIPTION_CHARS {
+            fits = false;
+            break;
+        }
+        if sep > 0 {
+            whole.push_str(", ");
+        }
+        push_item(&mut whole, item);
+    }
+    if fits {
+        whole.push('.');
         return whole;
     }
-    let mut out = String::from("The canister to call: ");
+    let mut out = String::from(LEAD);
     // The characters in `out` so far, kept rather than counted again per item.
-    let mut out_chars = out.chars().count();
-    for (i, item) in listed.iter().enumerate() {
-        let more = listed.len() - i;
-        let tail = format!(" and {more} more: any value of the enum.");
+    let mut out_chars = LEAD.len();
+    let count = applicable.len().min(texts.len());
+    for (i, item) in items().enumerate() {
+        let more = count - i;
         let sep = if i == 0 { "" } else { ", " };
-        let item_chars = item.chars().count();
-        let with = out_chars + sep.len() + item_chars;
+        let with = out_chars + sep.len() + item_chars(item);
         // Room for this one and for the tail that would follow it.
         let tail_after = format!(" and {} more: any value of the enum.", more - 1);
         // (6: room for the "," or "one of" that precedes the tail.)
-        if with + tail_after.chars().count() + 6 > MAX_CANISTER_DESCRIPTION_CHARS {
+        if with + tail_after.len() + 6 > MAX_CANISTER_DESCRIPTION_CHARS {
             out.push_str(if i == 0 { "one of" } else { "," });
-            out.push_str(&tail);
+            out.push_str(&format!(" and {more} more: any value of the enum."));
             return out;
         }
         out.push_str(sep);
-        out.push_str(item);
+        push_item(&mut out, item);
         out_chars = with;
     }
     out.push('.');
     out
+}
+
+/// A text's characters (a principal's text is ASCII: its bytes).
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
 }
 
 struct Words<'a> {
@@ -483,6 +565,125 @@ mod canister_description_tests {
 
     fn texts(cs: &[&Canister]) -> Vec<String> {
         cs.iter().map(|c| c.id.to_text()).collect()
+    }
+
+    /// The description as it was written before it was written only while it fits: every
+    /// canister's words made, the whole counted, then cut.
+    fn canister_description_whole(applicable: &[&Canister], texts: &[String]) -> String {
+        let listed: Vec<String> = applicable
+            .iter()
+            .zip(texts)
+            .map(|(c, t)| match &c.label {
+                Some(l) => format!("{t} ({l})"),
+                None => t.clone(),
+            })
+            .collect();
+        let whole = format!("The canister to call: {}.", listed.join(", "));
+        if whole.chars().count() <= MAX_CANISTER_DESCRIPTION_CHARS {
+            return whole;
+        }
+        let mut out = String::from("The canister to call: ");
+        // The characters in `out` so far, kept rather than counted again per item.
+        let mut out_chars = out.chars().count();
+        for (i, item) in listed.iter().enumerate() {
+            let more = listed.len() - i;
+            let tail = format!(" and {more} more: any value of the enum.");
+            let sep = if i == 0 { "" } else { ", " };
+            let item_chars = item.chars().count();
+            let with = out_chars + sep.len() + item_chars;
+            // Room for this one and for the tail that would follow it.
+            let tail_after = format!(" and {} more: any value of the enum.", more - 1);
+            // (6: room for the "," or "one of" that precedes the tail.)
+            if with + tail_after.chars().count() + 6 > MAX_CANISTER_DESCRIPTION_CHARS {
+                out.push_str(if i == 0 { "one of" } else { "," });
+                out.push_str(&tail);
+                return out;
+            }
+            out.push_str(sep);
+            out.push_str(item);
+            out_chars = with;
+        }
+        out.push('.');
+        out
+    }
+
+    /// Written while it fits, the description is the whole one cut, for any labels and counts
+    /// (around the bound: every count of canisters from none to 60, labels of any length and
+    /// script).
+    #[test]
+    fn written_while_it_fits_it_is_the_whole_one_cut() {
+        let labels = [
+            None,
+            Some("T"),
+            Some("TOKEN"),
+            Some("ĀĀĀ"),
+            Some("😀 token"),
+            Some("a much longer label for a canister, with words"),
+        ];
+        for n in 0..60u64 {
+            for k in 0..labels.len() {
+                let cs: Vec<Canister> = (0..n)
+                    .map(|i| canister(i, labels[(i as usize * 7 + k) % labels.len()]))
+                    .collect();
+                let refs: Vec<&Canister> = cs.iter().collect();
+                let t = texts(&refs);
+                assert_eq!(
+                    canister_description(&refs, &t),
+                    canister_description_whole(&refs, &t),
+                    "{n} {k}"
+                );
+            }
+        }
+        // Multibyte labels of every length around the bound: the whole list ending at 899,
+        // 900 and 901 characters, and the cut one's tail at its limit.
+        for k in 0..120usize {
+            for n in 3..45u64 {
+                let label = "é".repeat(k);
+                let cs: Vec<Canister> = (0..n)
+                    .map(|i| canister(i, (i % 3 != 1).then_some(label.as_str())))
+                    .collect();
+                let refs: Vec<&Canister> = cs.iter().collect();
+                let t = texts(&refs);
+                assert_eq!(
+                    canister_description(&refs, &t),
+                    canister_description_whole(&refs, &t),
+                    "{n} {k}"
+                );
+            }
+        }
+        // Ten labelled canisters whose whole list is 895 to 905 characters (21 + 10 × 32 and
+        // the labels' characters), multibyte labels.
+        for whole in 895..=905usize {
+            let mut left = whole - 341;
+            let cs: Vec<Canister> = (0..10u64)
+                .map(|i| {
+                    let k = left / (10 - i as usize);
+                    left -= k;
+                    canister(i, Some(&"é".repeat(k)))
+                })
+                .collect();
+            let refs: Vec<&Canister> = cs.iter().collect();
+            let t = texts(&refs);
+            let d = canister_description(&refs, &t);
+            assert_eq!(d, canister_description_whole(&refs, &t), "{whole}");
+            assert_eq!(
+                d.ends_with('.') && !d.contains("more"),
+                whole <= 900,
+                "{whole}: {d}"
+            );
+        }
+        for n in [100u64, 1_024] {
+            let cs: Vec<Canister> = (0..n)
+                .map(|i| canister(i, Some(&"L".repeat(i as usize % 40))))
+                .collect();
+            let refs: Vec<&Canister> = cs.iter().collect();
+            let t = texts(&refs);
+            assert_eq!(
+                canister_description(&refs, &t),
+                canister_description_whole(&refs, &t),
+                "{n}"
+            );
+        }
     }
 
     #[test]

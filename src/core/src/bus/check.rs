@@ -101,6 +101,14 @@ pub(super) fn issues(decl: &ToolDecl) -> Vec<DeclIssue> {
     out.list
 }
 
+/// The issues of one property's schema at `path` (`inputSchema.properties.<name>`), as
+/// [`issues`] finds them there.
+pub(super) fn property_issues(tool: &str, node: &Value, path: &str) -> Vec<DeclIssue> {
+    let mut out = Issues { tool, list: vec![] };
+    walk(node, path, &mut out);
+    out.list
+}
+
 struct Issues<'a> {
     tool: &'a str,
     list: Vec<DeclIssue>,

@@ -80,7 +80,15 @@ pub fn decl_of_plan(plan: &ToolPlan, canisters: &[Canister]) -> ToolDecl {
 
 /// [`decl_of_plan`] with the canister part of `plan`'s form worked out once for all its tools.
 pub fn decl_of_plan_for(plan: &ToolPlan, part: &crate::schema::FormCanisters) -> ToolDecl {
-    let mut def = crate::schema::tool_definition_for(plan, part);
+    decl_of_definition(plan, crate::schema::tool_definition_for(plan, part))
+}
+
+/// [`decl_of_plan_for`] with the canister part left as a hole (`bus::splice`).
+pub(super) fn decl_holed(plan: &ToolPlan, part: &crate::schema::FormCanisters) -> ToolDecl {
+    decl_of_definition(plan, crate::schema::tool_definition_holed(plan, part))
+}
+
+fn decl_of_definition(plan: &ToolPlan, mut def: Value) -> ToolDecl {
     ToolDecl {
         name: plan.name.clone(),
         title: plan.title.clone(),

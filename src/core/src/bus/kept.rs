@@ -69,6 +69,12 @@ fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
 
 impl Rendered {
     pub fn new(d: &ToolDecl) -> Rendered {
+        Rendered::with_strict(d, super::strict_schema(&d.input_schema))
+    }
+
+    /// The renderings with OpenAI's strict form of the schema given (`bus::splice` works it
+    /// out with a part's enum counted).
+    pub(super) fn with_strict(d: &ToolDecl, strict: Option<Value>) -> Rendered {
         let schema = json(&d.input_schema);
         let plain = match d.input_schema.get("$schema") {
             None => Plain::Same,
@@ -94,10 +100,46 @@ impl Rendered {
             name: json(&d.name),
             description: json(&d.description),
             plain,
-            strict: super::strict_schema(&d.input_schema).map(|s| json(&s)),
+            strict: strict.map(|s| json(&s)),
             schema,
             markdown: render_one(d, ToolFormat::Markdown),
         }
+    }
+
+    /// These renderings with `hole`'s one occurrence in each JSON text replaced by `part`
+    /// (by `strict_part` in the strict form) and `md_hole`'s in the Markdown by `md_part`;
+    /// `None` when a text does not hold its hole exactly once.
+    pub(super) fn spliced(
+        self,
+        hole: &str,
+        part: &str,
+        strict_part: &str,
+        md_hole: &str,
+        md_part: &str,
+    ) -> Option<Rendered> {
+        let schema = splice(&self.schema, hole, part)?;
+        let plain = match &self.plain {
+            Plain::Same => Plain::Same,
+            // The offset is the `$schema` member's end: the hole must come after it.
+            Plain::From(at) if self.schema.find(hole)? >= *at => Plain::From(*at),
+            Plain::From(_) => return None,
+            Plain::Own(s) => Plain::Own(splice(s, hole, part)?),
+        };
+        let strict = match &self.strict {
+            Some(s) => Some(splice(s, hole, strict_part)?),
+            None => None,
+        };
+        let mcp = splice(&self.mcp, hole, part)?;
+        let markdown = splice(&self.markdown, md_hole, md_part)?;
+        Some(Rendered {
+            mcp,
+            name: self.name,
+            description: self.description,
+            schema,
+            plain,
+            strict,
+            markdown,
+        })
     }
 
     /// The schema without `$schema`.
@@ -171,6 +213,20 @@ impl Rendered {
         }
         out
     }
+}
+
+/// `text` with `hole`'s one occurrence replaced by `part`; `None` when it is not there once.
+fn splice(text: &str, hole: &str, part: &str) -> Option<String> {
+    let at = text.find(hole)?;
+    let rest = &text[at + hole.len()..];
+    if rest.contains(hole) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() - hole.len() + part.len());
+    out.push_str(&text[..at]);
+    out.push_str(part);
+    out.push_str(rest);
+    Some(out)
 }
 
 /// Every format, for tests that compare the kept texts with [`render_one`].

@@ -54,23 +54,27 @@ fn inputs(schema: &Value, depth: usize, out: &mut String) {
         } else {
             "optional"
         };
-        let mut line = format!(
-            "{}- `{name}` ({}, {need})",
-            "  ".repeat(depth),
-            type_words(s)
-        );
-        if let Some(d) = description(s) {
-            line.push_str(": ");
-            line.push_str(d.trim());
-        }
-        let allowed = allowed(s);
-        if !allowed.is_empty() {
-            line.push_str(&format!(" Allowed values: {}.", allowed.join(", ")));
-        }
-        out.push_str(&line);
+        out.push_str(&"  ".repeat(depth));
+        out.push_str(&format!("- `{name}` "));
+        out.push_str(&property_rest(s, need));
         out.push('\n');
         inputs(object_of(s), depth + 1, out);
     }
+}
+
+/// A property's line after its name: its type, whether it is required, its description and
+/// its allowed values.
+pub(super) fn property_rest(s: &Value, need: &str) -> String {
+    let mut line = format!("({}, {need})", type_words(s));
+    if let Some(d) = description(s) {
+        line.push_str(": ");
+        line.push_str(d.trim());
+    }
+    let allowed = allowed(s);
+    if !allowed.is_empty() {
+        line.push_str(&format!(" Allowed values: {}.", allowed.join(", ")));
+    }
+    line
 }
 
 /// The object schema of a property, looking through a nullable `anyOf` and an array's `items`.

@@ -11,6 +11,7 @@ pub mod page;
 pub mod render;
 mod review;
 pub mod select;
+pub mod splice;
 mod strict;
 mod words;
 
@@ -25,7 +26,7 @@ pub use decl::{commit_decl, destructive, effect_of, unannotated};
 pub use decl::{EffectLabel, Overlap, ToolDecl, ToolSource};
 pub use overlap::{similarity_permille, OVERLAP_THRESHOLD_PERMILLE};
 pub use render::{render, ToolFormat};
-pub use review::{review, review_with, Review};
+pub use review::{review, review_checked, review_with, Review};
 pub use select::{missing, score, select, select_with, Usage, DEFAULT_LIMIT, MAX_LIMIT};
 pub use strict::strict_schema;
 pub use words::{words, DeclWords, STOP_WORDS};

@@ -31,11 +31,17 @@ pub fn review(new: &[ToolDecl], held: &[&ToolDecl]) -> Review {
 
 /// [`review`] with each held tool's words already split (the catalog keeps them).
 pub fn review_with(new: &[ToolDecl], held: &[(&ToolDecl, &DeclWords)]) -> Review {
-    let issues = new
-        .iter()
-        .filter_map(|d| check_decl(d).err())
-        .flatten()
-        .collect();
+    review_checked(new, held, |d| check_decl(d).err().unwrap_or_default())
+}
+
+/// [`review_with`] with each new tool's issues found by `check` (a form's tools declared with
+/// their canister part left out check it once: `bus::splice`).
+pub fn review_checked(
+    new: &[ToolDecl],
+    held: &[(&ToolDecl, &DeclWords)],
+    check: impl Fn(&ToolDecl) -> Vec<DeclIssue>,
+) -> Review {
+    let issues = new.iter().flat_map(check).collect();
     let held: Vec<(&ToolDecl, &std::collections::BTreeSet<String>)> = held
         .iter()
         .filter(|(h, _)| !new.iter().any(|n| n.name == h.name))

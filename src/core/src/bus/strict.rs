@@ -55,15 +55,33 @@ pub const MAX_ENUM_VALUES: usize = 1000;
 /// The strict form of `schema` (an input schema, `$schema` left out), or `None` when making it
 /// strict would lose a rule or it uses a keyword strict mode does not take.
 pub fn strict_schema(schema: &Value) -> Option<Value> {
+    strict_schema_with(schema, 0)
+}
+
+/// [`strict_schema`] with `enum_values` counted against the enum budget before the schema's
+/// own: a schema with a hole where a part of that many enum values goes (`bus::splice`). The
+/// budget's count only grows, so starting it there fails exactly when the whole schema would,
+/// given some other enum is checked after it or the part alone is within the budget.
+pub(super) fn strict_schema_with(schema: &Value, enum_values: usize) -> Option<Value> {
     let root = schema.as_object()?;
     if root.get("type").and_then(Value::as_str) != Some("object") {
         return None;
     }
     let mut budget = Budget {
         properties: 0,
-        enum_values: 0,
+        enum_values,
     };
     node_of(root, 1, &mut budget, true)
+}
+
+/// A root property's strict form on its own (a fresh budget), as [`strict_schema`] makes it
+/// inside its schema.
+pub(super) fn property_node(s: &Value) -> Option<Value> {
+    let mut budget = Budget {
+        properties: 0,
+        enum_values: 0,
+    };
+    node(s, 2, &mut budget)
 }
 
 struct Budget {

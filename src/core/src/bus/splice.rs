@@ -1,0 +1,216 @@
+//! A form tool declared and rendered with its form's canister part spliced in. Every tool of a
+//! form has the same `canister_id` property (the enum and description of every canister the
+//! form applies to: `schema::FormCanisters`), so declaring and rendering each tool with it cost
+//! each tool as much again per canister (most of registering the 100th ledger). Here the
+//! part is written once per form in each format, each tool is declared and rendered with a
+//! small hole where it goes, and the part's texts are put in the hole's place. The texts are
+//! byte for byte those of the tool declared and rendered whole ([`Rendered::new`] of
+//! [`decl_of_plan_for`]); where the hole is not found exactly once in a text (a form whose
+//! words hold it), the tool is declared and rendered whole.
+
+use super::decl::{decl_holed, decl_of_plan_for, DeclIssue, ToolDecl};
+use super::kept::Rendered;
+use super::{check, markdown, strict};
+use crate::plan::{ToolPlan, CANISTER_PARAM};
+use crate::schema::{canister_hole, FormCanisters};
+use serde_json::Value;
+
+/// A form's canister part as each format writes it, made once per form.
+pub(crate) struct PartTexts {
+    /// The property's schema, compact (MCP, Anthropic, JSON Schema and non-strict OpenAI).
+    json: String,
+    /// Its strict form, compact; `None` when it has none on its own (then no tool has one).
+    strict: Option<String>,
+    /// Its Markdown line after the name.
+    markdown: String,
+    /// Its enum options, counted against strict mode's budget.
+    enum_values: usize,
+    /// The hole's texts, made once with the part's.
+    holes: Holes,
+}
+
+/// The hole's texts, and the part's, per format.
+struct Holes {
+    json: String,
+    markdown: String,
+}
+
+fn holes() -> Holes {
+    let hole = canister_hole();
+    Holes {
+        json: serde_json::to_string(&hole).unwrap_or_default(),
+        markdown: markdown::property_rest(&hole, "required"),
+    }
+}
+
+fn texts<'p>(part: &'p FormCanisters) -> &'p PartTexts {
+    part.texts.get_or_init(|| {
+        let schema = part.schema();
+        let json = serde_json::to_string(schema).unwrap_or_default();
+        let enum_values = schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        PartTexts {
+            strict: strict_text(schema, &json, enum_values),
+            json,
+            markdown: markdown::property_rest(schema, "required"),
+            enum_values,
+            holes: holes(),
+        }
+    })
+}
+
+/// The part's strict form as text. A schema of a string's keywords only, all in strict mode's
+/// list, with no more options than its budget is its own strict form (`strict::node_of`
+/// copies every member then), so its text is its JSON's: the enum is not copied to find it.
+fn strict_text(schema: &Value, json: &str, enum_values: usize) -> Option<String> {
+    let own = |k: &String| matches!(k.as_str(), "type" | "description" | "enum" | "pattern");
+    let plain_string = schema.get("type").and_then(Value::as_str) == Some("string")
+        && schema.as_object().is_some_and(|m| m.keys().all(own))
+        && schema.get("enum").is_none_or(Value::is_array);
+    if plain_string && enum_values <= strict::MAX_ENUM_VALUES {
+        return Some(json.to_string());
+    }
+    strict::property_node(schema).map(|s| serde_json::to_string(&s).unwrap_or_default())
+}
+
+/// Whether the declaration checks find nothing in the part (a review asks only this).
+fn clean(part: &FormCanisters) -> bool {
+    *part.clean.get_or_init(|| {
+        let path = format!("inputSchema.properties.{CANISTER_PARAM}");
+        check::property_issues("", part.schema(), &path).is_empty()
+    })
+}
+
+/// Whether `d` holds the hole where its canister part goes.
+fn holed(d: &ToolDecl) -> bool {
+    d.input_schema
+        .get("properties")
+        .and_then(|p| p.get(CANISTER_PARAM))
+        .is_some_and(|s| *s == canister_hole())
+}
+
+/// A form tool's declaration and renderings: those of [`decl_of_plan_for`], made with the
+/// canister part written once per form (`part` must be the plan's form's).
+pub fn form_tool(plan: &ToolPlan, part: &FormCanisters) -> (ToolDecl, Rendered) {
+    spliced(plan, part).unwrap_or_else(|| {
+        let d = decl_of_plan_for(plan, part);
+        let r = Rendered::new(&d);
+        (d, r)
+    })
+}
+
+fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)> {
+    let mut d = decl_holed(plan, part);
+    if !holed(&d) {
+        return None;
+    }
+    let t = texts(part);
+    let h = &t.holes;
+    // The whole schema is strict when the part is on its own and the rest is with the part's
+    // options counted (see `strict_schema_with`).
+    let strict = t
+        .strict
+        .as_ref()
+        .and_then(|_| strict::strict_schema_with(&d.input_schema, t.enum_values));
+    let strict_part = t.strict.as_deref().unwrap_or_default();
+    let r = Rendered::with_strict(&d, strict).spliced(
+        &h.json,
+        &t.json,
+        strict_part,
+        &h.markdown,
+        &t.markdown,
+    )?;
+    let slot = d
+        .input_schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut(CANISTER_PARAM))?;
+    *slot = part.schema().clone();
+    Some((d, r))
+}
+
+/// A form tool's declaration for a review (names, descriptions and [`decl_issues`]): its
+/// canister part left as a hole where it can be, so that a review declares each tool without
+/// copying the part.
+pub fn review_decl(plan: &ToolPlan, part: &FormCanisters) -> ToolDecl {
+    let d = decl_holed(plan, part);
+    if holed(&d) {
+        d
+    } else {
+        decl_of_plan_for(plan, part)
+    }
+}
+
+/// The declaration checks' issues of a tool [`review_decl`] gave, as they are for the tool
+/// declared whole: the part's own checked once per form.
+pub fn decl_issues(d: &ToolDecl, part: &FormCanisters) -> Vec<DeclIssue> {
+    if !holed(d) || clean(part) {
+        // A hole has no issue of its own (a short description, no enum), and a clean part
+        // none either: the rest are the whole declaration's.
+        return check::issues(d);
+    }
+    let mut whole = d.clone();
+    if let Some(slot) = whole
+        .input_schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut(CANISTER_PARAM))
+    {
+        *slot = part.schema().clone();
+    }
+    check::issues(&whole)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::build_tool_plans;
+    use crate::read::Canister;
+
+    fn canisters(n: u64) -> Vec<Canister> {
+        (0..n)
+            .map(|i| Canister {
+                id: candid::Principal::from_slice(&i.to_be_bytes()),
+                label: Some(format!("T{i}")),
+                refs: Default::default(),
+                forms: None,
+            })
+            .collect()
+    }
+
+    /// The packs' tools are spliced (not declared and rendered whole), on no canister too.
+    #[test]
+    fn the_packs_tools_are_spliced() {
+        let plans = build_tool_plans(&[
+            crate::packs::pack("icrc1").unwrap(),
+            crate::packs::pack("icrc2").unwrap(),
+        ]);
+        for n in [0, 1, 100] {
+            let set = canisters(n);
+            for p in plans.plans.values() {
+                let part = FormCanisters::new(&p.form.id, &set);
+                assert!(spliced(p, &part).is_some(), "{} on {n}", p.name);
+                assert!(holed(&review_decl(p, &part)), "{} on {n}", p.name);
+            }
+        }
+    }
+
+    /// A tool whose description holds the hole's Markdown is declared and rendered whole.
+    #[test]
+    fn words_holding_the_hole_are_not_spliced() {
+        let words = markdown::property_rest(&canister_hole(), "required");
+        let json = serde_json::json!({ "format": "candid-profile-resolved", "format_version": 0,
+            "name": "t", "types": {}, "methods": { "t": { "mode": "query", "describe": words,
+            "args": [], "results": [{ "type": "text" }] } } });
+        let form = crate::form::parse_form(json.to_string().as_bytes()).unwrap();
+        let plans = build_tool_plans(&[crate::plan::FormRef {
+            id: "t".into(),
+            form: std::sync::Arc::new(form),
+        }]);
+        let set = canisters(2);
+        let p = &plans.plans["t"];
+        let part = FormCanisters::new("t", &set);
+        assert!(spliced(p, &part).is_none());
+        assert_eq!(form_tool(p, &part).0, decl_of_plan_for(p, &part));
+    }
+}

@@ -1,0 +1,248 @@
+//! A form tool declared and rendered with its canister part spliced in (`bus::splice`) is the
+//! tool declared and rendered whole, byte for byte in every format, its declaration checks
+//! included: for the packs and for forms near strict mode's enum budget, on any set of
+//! canisters (none, one, many, past the description's bound, past the enum budget, the same
+//! canister twice), and for a form whose own words hold the hole.
+
+mod common;
+use candid::Principal;
+use common::*;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use tool_host_core::bus::kept::{Rendered, FORMATS};
+use tool_host_core::bus::splice::{decl_issues, form_tool, review_decl};
+use tool_host_core::bus::{check_decl, decl_of_plan_for, ToolFormat};
+use tool_host_core::packs::pack;
+use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlans};
+use tool_host_core::read::Canister;
+use tool_host_core::schema::FormCanisters;
+
+fn canister(
+    n: u64,
+    label: Option<&str>,
+    decimals: Option<u64>,
+    forms: Option<&[&str]>,
+) -> Canister {
+    let mut refs = BTreeMap::new();
+    if let Some(d) = decimals {
+        refs.insert("query:icrc1_decimals".to_string(), json!(d));
+        refs.insert("query:icrc1_symbol".to_string(), json!("TKA"));
+    }
+    Canister {
+        id: Principal::from_slice(&n.to_be_bytes()),
+        label: label.map(str::to_string),
+        refs,
+        forms: forms.map(|f| f.iter().map(|s| s.to_string()).collect()),
+    }
+}
+
+/// Every tool of `plans` on `canisters`: spliced as the whole.
+fn check_same(plans: &ToolPlans, canisters: &[Canister]) {
+    for p in plans.plans.values() {
+        let part = FormCanisters::new(&p.form.id, canisters);
+        let whole = decl_of_plan_for(p, &part);
+        let rendered = Rendered::new(&whole);
+        let (d, r) = form_tool(p, &part);
+        assert_eq!(
+            d,
+            whole,
+            "{} on {} canisters: declaration",
+            p.name,
+            canisters.len()
+        );
+        for f in FORMATS {
+            assert_eq!(
+                r.text(f),
+                rendered.text(f),
+                "{} on {} canisters, {f:?}",
+                p.name,
+                canisters.len()
+            );
+        }
+        assert_eq!(r, rendered);
+        let want = check_decl(&whole).err().unwrap_or_default();
+        let review = review_decl(p, &part);
+        assert_eq!(review.name, whole.name);
+        assert_eq!(review.description, whole.description);
+        assert_eq!(decl_issues(&review, &part), want, "{} issues", p.name);
+    }
+}
+
+fn packs() -> ToolPlans {
+    build_tool_plans(&[pack("icrc1").unwrap(), pack("icrc2").unwrap()])
+}
+
+#[test]
+fn the_packs_on_every_kind_of_canister_set() {
+    let plans = packs();
+    let long = "L".repeat(120);
+    let sets: Vec<Vec<Canister>> = vec![
+        vec![],
+        vec![ledger()],
+        vec![canister(1, None, None, None)],
+        vec![
+            canister(1, Some("A"), Some(8), None),
+            canister(2, Some("B \"quoted\" \u{1F600}"), Some(8), None),
+            canister(3, None, Some(6), None),
+        ],
+        // Applying to one pack only, and to none.
+        vec![
+            canister(1, Some("A"), Some(8), Some(&["icrc1"])),
+            canister(2, Some("B"), Some(8), Some(&["icrc2"])),
+            canister(3, Some("C"), Some(8), Some(&["other"])),
+        ],
+        // Past the description's bound.
+        (0..40)
+            .map(|i| canister(i, Some(&long), Some(8), None))
+            .collect(),
+        (0..100).map(|i| canister(i, None, Some(8), None)).collect(),
+        // The same canister twice: its enum has an option twice (a check's issue).
+        vec![
+            canister(7, Some("A"), Some(8), None),
+            canister(7, Some("A"), Some(8), None),
+        ],
+        // A label that is blank: not an enum option, nothing to refuse.
+        vec![canister(9, Some("  "), None, None)],
+    ];
+    for set in &sets {
+        check_same(&plans, set);
+    }
+}
+
+/// A form whose inputs hold `others` enum values besides the canisters' (bools: `true` and
+/// `false`; an optional one `null` too) on `n` canisters: strict mode's budget of 1 000 enum
+/// values is met or passed by the canisters' enum with the rest, wherever the rest is (an
+/// input sorting before `canister_id` or after it, nested in a record or an array's items).
+#[test]
+fn the_enum_budget_counts_the_part_with_the_rest() {
+    let bool_ = || json!({ "type": "bool" });
+    let cases: Vec<(Vec<Value>, usize)> = vec![
+        (vec![], 0),
+        (vec![json!({ "name": "flag0", "type": "bool" })], 2),
+        (
+            (0..3)
+                .map(|i| json!({ "name": format!("flag{i}"), "type": "bool" }))
+                .collect(),
+            6,
+        ),
+        // Before `canister_id`, and no enum after it.
+        (vec![json!({ "name": "a_flag", "type": "bool" })], 2),
+        // Optional: `null` is an option too.
+        (
+            vec![json!({ "name": "maybe", "type": "opt", "inner": bool_() })],
+            3,
+        ),
+        (
+            vec![
+                json!({ "name": "b", "type": "opt", "inner": bool_() }),
+                json!({ "name": "z", "type": "bool" }),
+            ],
+            5,
+        ),
+        // Nested.
+        (
+            vec![
+                json!({ "name": "inner", "type": "record", "fields": [{ "name": "f", "type": "bool" }, { "name": "g", "type": "bool" }] }),
+            ],
+            4,
+        ),
+        (
+            vec![json!({ "name": "list", "type": "vec", "inner": bool_() })],
+            2,
+        ),
+    ];
+    for (fields, others) in cases {
+        let plans = plans(
+            json!({ "t": { "mode": "query", "args": [{ "type": "record", "fields": fields }], "results": [{ "type": "text" }] } }),
+            json!({}),
+        );
+        for total in [998usize, 999, 1000, 1001] {
+            let n = total - others;
+            let set: Vec<Canister> = (0..n as u64)
+                .map(|i| canister(i, None, None, None))
+                .collect();
+            check_same(&plans, &set);
+            let p = &plans.plans["t"];
+            let (_, r) = form_tool(p, &FormCanisters::new("t", &set));
+            let strict = r.text(ToolFormat::OpenAi).contains("\"strict\":true");
+            assert_eq!(
+                strict,
+                total <= 1000,
+                "{others} other options on {n} canisters"
+            );
+        }
+    }
+}
+
+/// A form whose words hold the hole's texts: the tool is declared and rendered whole.
+#[test]
+fn a_form_whose_words_hold_the_hole_is_rendered_whole() {
+    for words in [
+        "Do \u{1}canister_id\u{1} it",
+        "{\"description\":\"\\u0001canister_id\\u0001\",\"type\":\"string\"}",
+        "(string, required): \u{1}canister_id\u{1}",
+    ] {
+        let methods = json!({
+            "t": { "mode": "query", "describe": words, "args": [{ "type": "record", "fields": [
+                { "name": "note", "type": "text", "describe": words }
+            ] }], "results": [{ "type": "text" }] }
+        });
+        let f =
+            tool_host_core::form::parse_form(form_json(methods, json!({})).to_string().as_bytes())
+                .unwrap_or_else(|p| panic!("{p:?}"));
+        let plans = build_tool_plans(&[FormRef {
+            id: "t".into(),
+            form: std::sync::Arc::new(f),
+        }]);
+        let set = [ledger(), canister(5, Some(words), None, None)];
+        let p = &plans.plans["t"];
+        let (d, _) = form_tool(p, &FormCanisters::new("t", &set));
+        assert!(
+            d.description.contains(words)
+                || d.input_schema
+                    .to_string()
+                    .contains(&json!(words).to_string()),
+            "{d:?}"
+        );
+        check_same(&plans, &set);
+    }
+}
+
+/// A label of any text, or one holding the hole's texts (a ledger chooses its own symbol).
+fn label() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "\\PC{0,24}",
+        Just("\u{1}canister_id\u{1}".to_string()),
+        Just("(string, required): \u{1}canister_id\u{1}".to_string()),
+        Just("{\"description\":\"\\u0001canister_id\\u0001\",\"type\":\"string\"}".to_string()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Any set of canisters: labels of any text, refs that agree or not, forms that apply or not.
+    #[test]
+    fn any_canister_set_splices_as_the_whole(
+        set in prop::collection::vec(
+            (0u64..40, prop::option::of(label()), prop::option::of(0u64..40), 0u8..4),
+            0..60,
+        )
+    ) {
+        let plans = packs();
+        let set: Vec<Canister> = set
+            .iter()
+            .map(|(n, label, decimals, forms)| {
+                let forms: Option<&[&str]> = match forms {
+                    0 => None,
+                    1 => Some(&["icrc1"]),
+                    2 => Some(&["icrc2"]),
+                    _ => Some(&["icrc1", "icrc2"]),
+                };
+                canister(*n, label.as_deref(), *decimals, forms)
+            })
+            .collect();
+        check_same(&plans, &set);
+    }
+}
