@@ -31,6 +31,11 @@ pub struct Catalog {
     pub plans: Arc<ToolPlans>,
     /// Shared, so that a call holds them across its awaits without a copy.
     pub canisters: Rc<Vec<Canister>>,
+    /// Each canister's principal as text, made with it (the tools' schemas name every
+    /// canister of their form: made per form, it cost more than the rest of a part).
+    pub canister_texts: Rc<Vec<String>>,
+    /// Which making of the canisters these are (`TargetsPart::made`).
+    targets_made: u64,
     /// The targets that keep an ICRC-3 log (a send journals their log length first).
     pub icrc3: std::collections::BTreeSet<Principal>,
     /// Targets registered for a single owner, and that owner.
@@ -60,8 +65,128 @@ struct Stale {
     forms: std::collections::BTreeSet<String>,
     /// Forms' entries changed: their tools are combined again.
     combine: bool,
-    /// Targets registered, removed, or their refs or ICRC-3 flag changed.
+    /// Targets changed in ways not said one by one: every canister is made again.
     targets: bool,
+    /// Targets registered, removed, or their refs or ICRC-3 flag changed: made again alone.
+    changed: std::collections::BTreeSet<Principal>,
+}
+
+impl Stale {
+    fn targets(&self) -> bool {
+        self.targets || !self.changed.is_empty()
+    }
+}
+
+/// The targets' part of a catalog (what [`with_targets`] makes from the stored targets), kept
+/// across a rebuild so that a change of one target makes that one again.
+struct TargetsPart {
+    /// In the stored map's order (the principals' order), as reading them all gives them.
+    canisters: Rc<Vec<Canister>>,
+    texts: Rc<Vec<String>>,
+    icrc3: std::collections::BTreeSet<Principal>,
+    single_owner: BTreeMap<Principal, Principal>,
+    /// Which making of the targets' part this is: a bus built over the same one keeps its
+    /// form tools (see `build_bus`).
+    made: u64,
+}
+
+thread_local! {
+    /// The last [`TargetsPart::made`] given (heap only: a catalog never outlives the module).
+    static TARGETS_MADE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn next_made() -> u64 {
+    TARGETS_MADE.with(|m| {
+        m.set(m.get() + 1);
+        m.get()
+    })
+}
+
+impl TargetsPart {
+    /// Every stored target made.
+    fn read<M: Memory>(state: &State<M>) -> TargetsPart {
+        let mut part = TargetsPart {
+            canisters: Default::default(),
+            texts: Default::default(),
+            icrc3: Default::default(),
+            single_owner: Default::default(),
+            made: next_made(),
+        };
+        let mut canisters = vec![];
+        let mut texts = vec![];
+        for e in state.targets.iter() {
+            let (id, t) = e.into_pair();
+            canisters.push(part.made(id, &t));
+            texts.push(id.to_text());
+        }
+        debug_assert!(
+            canisters.windows(2).all(|w| w[0].id < w[1].id),
+            "the stored map is ordered by the principals' Ord"
+        );
+        part.canisters = Rc::new(canisters);
+        part.texts = Rc::new(texts);
+        part
+    }
+
+    /// Target `id` as stored, its flags noted.
+    fn made(&mut self, id: Principal, t: &Target) -> Canister {
+        if t.icrc3 {
+            self.icrc3.insert(id);
+        }
+        if let Some(o) = t.owner {
+            self.single_owner.insert(id, o);
+        }
+        target_canister(id, t)
+    }
+
+    /// This part with the targets `changed` made again from the stored ones (registered,
+    /// replaced or removed), each put where reading them all would (the stored map is
+    /// ordered by the principals' `Ord`, as `canisters` is), the others kept.
+    fn update<M: Memory>(
+        mut self,
+        state: &State<M>,
+        changed: &std::collections::BTreeSet<Principal>,
+    ) -> TargetsPart {
+        // Not shared but by a call holding the canisters across an await (then copied).
+        let mut canisters = Rc::try_unwrap(std::mem::take(&mut self.canisters))
+            .unwrap_or_else(|shared| (*shared).clone());
+        let mut texts = Rc::try_unwrap(std::mem::take(&mut self.texts))
+            .unwrap_or_else(|shared| (*shared).clone());
+        // Whether a canister differs now: a change of a flag alone (ICRC-3, the owner) leaves
+        // the canisters as they were, and the bus's form tools with them.
+        let mut moved = false;
+        for id in changed {
+            self.icrc3.remove(id);
+            self.single_owner.remove(id);
+            let at = canisters.binary_search_by(|c| c.id.cmp(id));
+            match (at, state.targets.get(id)) {
+                (Ok(i), Some(t)) => {
+                    let c = self.made(*id, &t);
+                    if canisters[i] != c {
+                        canisters[i] = c;
+                        moved = true;
+                    }
+                }
+                (Err(i), Some(t)) => {
+                    canisters.insert(i, self.made(*id, &t));
+                    texts.insert(i, id.to_text());
+                    moved = true;
+                }
+                (Ok(i), None) => {
+                    canisters.remove(i);
+                    texts.remove(i);
+                    moved = true;
+                }
+                (Err(_), None) => {}
+            }
+        }
+        self.canisters = Rc::new(canisters);
+        self.texts = Rc::new(texts);
+        if moved {
+            self.made = next_made();
+        }
+        self
+    }
 }
 
 /// A tool the engine cannot tie to its owner on a canister several owners share (see
@@ -221,11 +346,11 @@ pub struct Bus {
     /// The catalog's fingerprint (`bus::page::fingerprint` of the tools' MCP texts): a page's
     /// cursor carries it.
     pub fingerprint: u64,
-    /// What the form tools were declared from: the forms' entries and the canisters. The next
-    /// bus keeps a tool's declaration and rendering when both are the same (a form registered
-    /// then costs its own tools, not every form's).
+    /// What the form tools were declared from: the forms' entries and the canisters (which
+    /// making of them). The next bus keeps a tool's declaration and rendering when both are
+    /// the same (a form registered then costs its own tools, not every form's).
     entries: BTreeMap<String, Rc<FormEntry>>,
-    canisters: Rc<Vec<Canister>>,
+    targets_made: u64,
 }
 
 impl Bus {
@@ -264,9 +389,10 @@ pub fn pins_of(c: &crate::model::BusConfig) -> std::collections::BTreeSet<String
     pins
 }
 
-/// A form tool's declaration and renderings kept from `prev` (a bus built over the same
-/// canisters: `build_bus` checks that once) when its form's entry is the one `prev` was built
-/// from, so that its plan is the same.
+/// A form tool as `prev` holds it when its form's entry is the one `prev` was built from, so
+/// that its plan is the same: its declaration and renderings are still this catalog's when
+/// the canisters are the same too, its words whatever they are (they are the tool's name,
+/// title, description and input names).
 fn kept_tool(prev: Option<&Bus>, cat: &Catalog, p: &ToolPlan) -> Option<Tool> {
     let b = prev?;
     let same_form = match (b.entries.get(&p.form.id), cat.entries.get(&p.form.id)) {
@@ -296,7 +422,7 @@ fn tool(d: ToolDecl) -> Tool {
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
     // A canister's change changes every declaration of its forms (their `canister_id`).
-    let prev = prev.filter(|b| *b.canisters == *cat.canisters);
+    let same_canisters = prev.is_some_and(|b| b.targets_made == cat.targets_made);
     // Each form's canister part, worked out on its first tool declared again.
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
     let mut tools: Vec<Tool> = cat
@@ -304,12 +430,23 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         .plans
         .values()
         .map(|p| {
-            kept_tool(prev, cat, p).unwrap_or_else(|| {
-                let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
-                    tool_host_core::schema::FormCanisters::new(&p.form.id, &cat.canisters)
-                });
-                tool(tool_host_core::bus::decl_of_plan_for(p, part))
-            })
+            let kept = kept_tool(prev, cat, p);
+            if let Some(tool) = kept.as_ref().filter(|_| same_canisters) {
+                return tool.clone();
+            }
+            let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
+                tool_host_core::schema::FormCanisters::with_texts(
+                    &p.form.id,
+                    &cat.canisters,
+                    &cat.canister_texts,
+                )
+            });
+            let (d, t) = tool_host_core::bus::splice::form_tool(p, part);
+            let w = match kept {
+                Some((_, _, w)) => w,
+                None => Rc::new(DeclWords::of(&d)),
+            };
+            (Rc::new(d), Rc::new(t), w)
         })
         .collect();
     if cat.plans.has_commit() {
@@ -357,7 +494,7 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         words,
         fingerprint,
         entries: cat.entries.clone(),
-        canisters: cat.canisters.clone(),
+        targets_made: cat.targets_made,
     }
 }
 
@@ -415,17 +552,21 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
             FormEntry::parse(id.clone(), &stored.json).map(|f| (id, Rc::new(f)))
         })
         .collect();
-    with_forms(state, entries)
+    with_forms(state, entries, TargetsPart::read(state))
 }
 
 /// The catalog over these form entries (one per stored form that parses) and the stored
 /// targets.
-fn with_forms<M: Memory>(state: &State<M>, entries: BTreeMap<String, Rc<FormEntry>>) -> Catalog {
+fn with_forms<M: Memory>(
+    state: &State<M>,
+    entries: BTreeMap<String, Rc<FormEntry>>,
+    targets: TargetsPart,
+) -> Catalog {
     let pairs: Vec<(&FormRef, &FormTools)> =
         entries.values().map(|e| (&e.form, &e.tools)).collect();
     let combined = Arc::new(combine_tool_plans(&pairs));
     let forms = entries.values().map(|e| e.form.clone()).collect();
-    with_targets(state, entries, forms, combined)
+    with_targets(state, entries, forms, combined, targets)
 }
 
 /// The catalog over these forms' tools and the stored targets: the canisters, and the rule on
@@ -435,24 +576,16 @@ fn with_targets<M: Memory>(
     entries: BTreeMap<String, Rc<FormEntry>>,
     forms: Vec<FormRef>,
     combined: Arc<ToolPlans>,
+    targets: TargetsPart,
 ) -> Catalog {
     let revision = state.config.get().catalog_revision;
-    let mut icrc3 = std::collections::BTreeSet::new();
-    let mut single_owner: BTreeMap<Principal, Principal> = BTreeMap::new();
-    let canisters: Vec<Canister> = state
-        .targets
-        .iter()
-        .map(|e| {
-            let (id, t) = e.into_pair();
-            if t.icrc3 {
-                icrc3.insert(id);
-            }
-            if let Some(o) = t.owner {
-                single_owner.insert(id, o);
-            }
-            target_canister(id, &t)
-        })
-        .collect();
+    let TargetsPart {
+        canisters,
+        texts: canister_texts,
+        icrc3,
+        single_owner,
+        made: targets_made,
+    } = targets;
     // A call the tool host makes acts with all its authority on the target, over every
     // owner's funds there, whatever the form says the call is or binds (a target ignores a
     // field it does not have, and runs its method as it defines it). On a target several
@@ -497,7 +630,9 @@ fn with_targets<M: Memory>(
         types,
         forms,
         plans,
-        canisters: Rc::new(canisters),
+        canisters,
+        canister_texts,
+        targets_made,
         icrc3,
         single_owner,
         unbound,
@@ -521,14 +656,33 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         combined,
         bus,
         prev_bus,
+        canisters,
+        canister_texts,
+        targets_made,
+        icrc3,
+        single_owner,
         ..
     } = old;
-    if stale.forms.is_empty() && !stale.combine && !stale.targets {
+    if stale.forms.is_empty() && !stale.combine && !stale.targets() {
         return build(state);
     }
     let prev_bus = bus.or(prev_bus);
+    let kept = TargetsPart {
+        canisters,
+        texts: canister_texts,
+        icrc3,
+        single_owner,
+        made: targets_made,
+    };
+    let targets = if stale.targets {
+        TargetsPart::read(state)
+    } else if stale.changed.is_empty() {
+        kept
+    } else {
+        kept.update(state, &stale.changed)
+    };
     if stale.forms.is_empty() && !stale.combine {
-        let mut fresh = with_targets(state, entries, forms, combined);
+        let mut fresh = with_targets(state, entries, forms, combined, targets);
         fresh.prev_bus = prev_bus;
         return fresh;
     }
@@ -540,7 +694,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
             }
         }
     }
-    let mut fresh = with_forms(state, entries);
+    let mut fresh = with_forms(state, entries, targets);
     fresh.prev_bus = prev_bus;
     fresh
 }
@@ -588,6 +742,12 @@ pub fn form_entry<M: Memory>(state: &mut State<M>, id: &str) -> Option<Rc<FormEn
 /// [`current`] makes the targets' part again; the forms' plans stay.
 pub(crate) fn targets_changed(cat: &mut Catalog) {
     cat.stale.targets = true;
+}
+
+/// Target `id` was registered, replaced or removed, or its refs or ICRC-3 flag changed: the
+/// next [`current`] makes that canister again, and keeps the others.
+pub(crate) fn target_changed(cat: &mut Catalog, id: Principal) {
+    cat.stale.changed.insert(id);
 }
 
 /// The bus over the current catalog and builtin settings, built if stale. As with

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use tool_host_core::bus::{self, DeclIssue, Overlap, ToolDecl, ToolSource};
 use tool_host_core::form::Form;
 use tool_host_core::plan::{build_tool_plans, FormRef};
-use tool_host_core::read::Canister;
 
 /// The issue code of a declaration check a tool fails (`path` says where in the tool).
 pub const DECL_ISSUE: &str = "E_DECL";
@@ -18,18 +17,37 @@ pub const NAME_TAKEN: &str = "E_TOOL_NAME_TAKEN";
 
 /// The declarations of a form's own tools, for the canisters it applies to (among
 /// `canisters`). Built from the form alone: a tool another form would take away is still
-/// checked, and reported by [`taken_names`].
-pub fn form_decls(id: &str, form: &Arc<Form>, canisters: &[Canister]) -> Vec<ToolDecl> {
+/// checked, and reported by [`taken_names`]. Each is declared with its canister part left out
+/// where it can be (`bus::splice::review_decl`): a review reads names and descriptions, and
+/// [`FormDecls::review`] checks the part once.
+pub fn form_decls<'a>(id: &str, form: &Arc<Form>, cat: &'a Catalog) -> FormDecls<'a> {
     let plans = build_tool_plans(&[FormRef {
         id: id.to_string(),
         form: form.clone(),
     }]);
-    let part = tool_host_core::schema::FormCanisters::new(id, canisters);
-    plans
+    let part =
+        tool_host_core::schema::FormCanisters::with_texts(id, &cat.canisters, &cat.canister_texts);
+    let decls = plans
         .plans
         .values()
-        .map(|p| bus::decl_of_plan_for(p, &part))
-        .collect()
+        .map(|p| bus::splice::review_decl(p, &part))
+        .collect();
+    FormDecls { part, decls }
+}
+
+/// A form's tools as a review reads them (see [`form_decls`]).
+pub struct FormDecls<'a> {
+    part: tool_host_core::schema::FormCanisters<'a>,
+    pub decls: Vec<ToolDecl>,
+}
+
+impl FormDecls<'_> {
+    /// `bus::review_with` of these tools, each checked as it is declared whole.
+    pub fn review(&self, held: &[(&ToolDecl, &tool_host_core::bus::DeclWords)]) -> bus::Review {
+        bus::review_checked(&self.decls, held, |d| {
+            bus::splice::decl_issues(d, &self.part)
+        })
+    }
 }
 
 /// The declaration issues of a form's tools now (`list_forms` reports them: a form stored
@@ -38,10 +56,7 @@ pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
     cat.forms
         .iter()
         .find(|f| f.id == id)
-        .map(|f| {
-            let decls = form_decls(id, &f.form, &cat.canisters);
-            issue_views(bus::review(&decls, &[]).issues)
-        })
+        .map(|f| issue_views(form_decls(id, &f.form, cat).review(&[]).issues))
         .unwrap_or_default()
 }
 

@@ -476,7 +476,7 @@ pub async fn run<R: Rt>(rt: &R, id: u64, task_at: u64) {
             if let Some(mut t) = s.targets.get(&job.canister).filter(|t| !t.icrc3) {
                 t.icrc3 = true;
                 s.targets.insert(job.canister, t);
-                s.targets_changed();
+                s.target_changed(job.canister);
             }
         }
         let Some(mut i) = s.intents.get(&id) else {

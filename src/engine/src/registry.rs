@@ -12,7 +12,6 @@ use crate::types::*;
 use candid::{IDLArgs, IDLValue, Principal};
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use tool_host_core::bus;
 use tool_host_core::form::parse_form;
 use tool_host_core::plan::combine_tool_plans;
 
@@ -132,10 +131,10 @@ fn review_form<R: Runtime>(
     let held = catalog::bus(s);
     rt.mark("register_form: held tools");
     let cat = catalog::current(s);
-    let decls = form_review::form_decls(id, form, &cat.canisters);
+    let decls = form_review::form_decls(id, form, cat);
     rt.mark("register_form: declared");
-    let mut issues = form_review::taken_names(cat, id, &decls);
-    let review = bus::review_with(&decls, &form_review::held_tools(&held, id));
+    let mut issues = form_review::taken_names(cat, id, &decls.decls);
+    let review = decls.review(&form_review::held_tools(&held, id));
     rt.mark("register_form: review done");
     issues.extend(form_review::issue_views(review.issues));
     if !issues.is_empty() {
@@ -173,7 +172,7 @@ fn set_target<M: ic_stable_structures::Memory>(
         Some(t) => s.targets.insert(id, t),
         None => s.targets.remove(&id),
     };
-    s.targets_changed();
+    s.target_changed(id);
 }
 
 /// A target refused for what it breaks: its id and label go into the `canister_id` input's
@@ -497,7 +496,7 @@ pub fn remove_canister<R: Runtime>(rt: &R, caller: Principal, id: Principal) -> 
             return Err(in_use(format!("canister {id}"), &used));
         }
         s.targets.remove(&id);
-        s.targets_changed();
+        s.target_changed(id);
         catalog::bus(s);
         Ok(())
     })
@@ -676,7 +675,7 @@ pub async fn refresh_target<R: Runtime>(rt: &R, id: Principal) {
             t.refs_error = (!errors.is_empty()).then(|| errors.join("; "));
             s.targets.insert(id, t);
             if changed {
-                s.targets_changed();
+                s.target_changed(id);
             }
         }
     });

@@ -357,6 +357,15 @@ impl<M: Memory> State<M> {
         }
     }
 
+    /// Target `id` was registered, replaced or removed, or its refs or ICRC-3 flag changed:
+    /// as [`State::targets_changed`], the next build making that canister alone again.
+    pub fn target_changed(&mut self, id: candid::Principal) {
+        self.update_config(|c| c.catalog_revision += 1);
+        if let Some(c) = self.catalog.as_mut() {
+            crate::catalog::target_changed(c, id);
+        }
+    }
+
     /// A new intent's id, and its input's bytes counted as stored (one write of the config:
     /// it is on every prepare).
     pub fn next_intent_id(&mut self, input_bytes: u64) -> u64 {

@@ -114,11 +114,15 @@ fn redescribed(mut v: Value) -> Value {
 
 const FORM_IDS: [&str; 6] = ["icrc1", "icrc2", "copy_a", "copy_b", "vault", "clash"];
 
-fn canister_ids() -> [candid::Principal; 3] {
+fn canister_ids() -> [candid::Principal; 5] {
     [
         ledger_id(),
         candid::Principal::from_slice(&[41; 10]),
-        candid::Principal::from_slice(&[42; 10]),
+        // Longer than a canister id: the principals' order (length first) is not their
+        // bytes' order, and a target changed alone is put where reading them all puts it.
+        candid::Principal::from_slice(&[3; 29]),
+        candid::Principal::from_slice(&[200; 29]),
+        candid::Principal::from_slice(&[7; 12]),
     ]
 }
 
@@ -136,6 +140,11 @@ fn fingerprint(c: &catalog::Catalog) -> String {
         .values()
         .map(|e| format!("{:?} {:?} {:?}", e.form.id, e.ref_sources, e.ref_queries))
         .collect();
+    // Each canister's principal text beside it (a catalog keeps them apart).
+    assert_eq!(c.canisters.len(), c.canister_texts.len());
+    for (k, t) in c.canisters.iter().zip(c.canister_texts.iter()) {
+        assert_eq!(*t, k.id.to_text());
+    }
     format!(
         "revision {}\nforms {forms:?}\nentries {entries:?}\nplans {:?}\ntypes {types:?}\ncanisters {:?}\nicrc3 {:?}\nsingle {:?}\nunbound {:?}",
         c.revision, c.plans, c.canisters, c.icrc3, c.single_owner, c.unbound
@@ -186,7 +195,8 @@ fn step(w: &std::rc::Rc<World>, rng: &mut Rng) -> String {
             format!("remove form {id}: {r:?}")
         }
         3 | 4 => {
-            let id = canister_ids()[rng.below(3)];
+            let id = canister_ids()[rng.below(5)];
+            let label = [Some("TK"), Some("TKB"), None][rng.below(3)];
             let mut forms: Vec<String> = forms_now.iter().filter(|_| rng.coin()).cloned().collect();
             if forms.is_empty() {
                 forms = forms_now.first().cloned().into_iter().collect();
@@ -197,7 +207,7 @@ fn step(w: &std::rc::Rc<World>, rng: &mut Rng) -> String {
                 controller(),
                 RegisterCanisterArgs {
                     id,
-                    label: Some("TK".into()),
+                    label: label.map(Into::into),
                     forms: forms.clone(),
                     owner,
                 },
@@ -208,7 +218,7 @@ fn step(w: &std::rc::Rc<World>, rng: &mut Rng) -> String {
             )
         }
         5 => {
-            let id = canister_ids()[rng.below(3)];
+            let id = canister_ids()[rng.below(5)];
             let r = registry::remove_canister(&**w, controller(), id);
             format!("remove canister {id}: {r:?}")
         }
@@ -220,7 +230,12 @@ fn step(w: &std::rc::Rc<World>, rng: &mut Rng) -> String {
                 if let Some(mut t) = s.targets.get(&ledger_id()) {
                     t.refs_json = "{}".into();
                     s.targets.insert(ledger_id(), t);
-                    s.targets_changed();
+                    // Told as every change is (the one target), or as all targets.
+                    if rng.coin() {
+                        s.target_changed(ledger_id());
+                    } else {
+                        s.targets_changed();
+                    }
                 }
             } else {
                 let mut l = w.ledger.borrow_mut();
@@ -249,7 +264,19 @@ fn the_catalog_kept_across_changes_equals_one_built_from_scratch() {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut done = vec![];
         for _ in 0..40 {
+            // Now and then the canisters held across the step, as a call holds them across an
+            // await: the catalog then copies them rather than changing them in place.
+            let held = rng.coin().then(|| {
+                let mut s = w.state.borrow_mut();
+                catalog::current(&mut s).canisters.clone()
+            });
+            let before = held.as_deref().cloned();
             let what = step(&w, &mut rng);
+            assert_eq!(
+                held.as_deref().cloned(),
+                before,
+                "held canisters changed under a call"
+            );
             done.push(what);
             let label = format!("seed {seed}, steps:\n  {}", done.join("\n  "));
             check_against_scratch(&w, &label);
@@ -334,4 +361,72 @@ fn registering_a_form_keeps_the_other_forms_entries() {
             e.form.id
         );
     }
+}
+
+/// Which form tools of the bus are the very ones of `before` (kept, not made again), and which
+/// kept their words only.
+fn kept(before: &catalog::Bus, after: &catalog::Bus) -> (Vec<String>, Vec<String>) {
+    let mut whole = vec![];
+    let mut words = vec![];
+    for (i, d) in after.decls.iter().enumerate() {
+        let Some(j) = before.decls.iter().position(|b| b.name == d.name) else {
+            continue;
+        };
+        if std::rc::Rc::ptr_eq(&before.items[j], &after.items[i]) {
+            whole.push(d.name.clone());
+        } else if std::rc::Rc::ptr_eq(&before.words[j], &after.words[i]) {
+            words.push(d.name.clone());
+        }
+    }
+    (whole, words)
+}
+
+fn bus(w: &World) -> std::rc::Rc<catalog::Bus> {
+    catalog::bus(&mut w.state.borrow_mut())
+}
+
+/// What a change makes again: a builtin setting or a flag of a target (ICRC-3, the owner)
+/// nothing of the form tools; a canister's label the form tools' declarations and texts, not
+/// their words.
+#[test]
+fn a_change_makes_again_only_the_tools_it_changes() {
+    let w = World::new().setup();
+    let form_tools = |b: &catalog::Bus| -> Vec<String> {
+        b.decls
+            .iter()
+            .filter(|d| matches!(d.source, tool_host_core::bus::ToolSource::Form { .. }))
+            .map(|d| d.name.clone())
+            .collect()
+    };
+    let b0 = bus(&w);
+    let all = form_tools(&b0);
+    assert!(all.len() > 4, "{all:?}");
+
+    w.builtins(&["current_time"], &[]).unwrap();
+    let b1 = bus(&w);
+    assert_eq!(kept(&b0, &b1).0, all, "a builtin setting");
+
+    {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&ledger_id()).unwrap();
+        t.icrc3 = !t.icrc3;
+        s.targets.insert(ledger_id(), t);
+        s.target_changed(ledger_id());
+    }
+    let b2 = bus(&w);
+    assert_eq!(kept(&b1, &b2).0, all, "the ICRC-3 flag");
+
+    {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&ledger_id()).unwrap();
+        t.label = Some("OTHER".into());
+        s.targets.insert(ledger_id(), t);
+        s.target_changed(ledger_id());
+    }
+    let b3 = bus(&w);
+    let (whole, words) = kept(&b2, &b3);
+    assert!(whole.is_empty(), "{whole:?}");
+    assert_eq!(words, all, "a label: the words stay");
+    assert!(b3.items.iter().any(|t| t.mcp.contains("(OTHER)")));
+    check_against_scratch(&w, "a label");
 }
