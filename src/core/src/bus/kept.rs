@@ -8,6 +8,7 @@
 use super::decl::ToolDecl;
 use super::page::render_one;
 use super::render::ToolFormat;
+use memchr::memmem::Finder;
 use serde_json::Value;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,17 +112,17 @@ impl Rendered {
     /// `None` when a text does not hold its hole exactly once.
     pub(super) fn spliced(
         self,
-        hole: &str,
+        hole: &Finder,
         part: &str,
         strict_part: &str,
-        md_hole: &str,
+        md_hole: &Finder,
         md_part: &str,
     ) -> Option<Rendered> {
         let schema = splice(&self.schema, hole, part)?;
         let plain = match &self.plain {
             Plain::Same => Plain::Same,
             // The offset is the `$schema` member's end: the hole must come after it.
-            Plain::From(at) if self.schema.find(hole)? >= *at => Plain::From(*at),
+            Plain::From(at) if hole.find(self.schema.as_bytes())? >= *at => Plain::From(*at),
             Plain::From(_) => return None,
             Plain::Own(s) => Plain::Own(splice(s, hole, part)?),
         };
@@ -216,14 +217,19 @@ impl Rendered {
 }
 
 /// `text` with `hole`'s one occurrence replaced by `part`; `None` when it is not there once.
-fn splice(text: &str, hole: &str, part: &str) -> Option<String> {
-    let at = text.find(hole)?;
-    let rest = &text[at + hole.len()..];
-    if rest.contains(hole) {
+/// (`memmem` rather than `str::find`: on the IC a tool's few KiB are searched at a few
+/// instructions a byte rather than ~15.)
+fn splice(text: &str, hole: &Finder, part: &str) -> Option<String> {
+    let at = hole.find(text.as_bytes())?;
+    let end = at + hole.needle().len();
+    // The hole is whole UTF-8 (a `str`'s bytes found in a `str`): `at` and `end` are char
+    // boundaries, and slicing cannot fail.
+    let rest = text.get(end..)?;
+    if hole.find(rest.as_bytes()).is_some() {
         return None;
     }
-    let mut out = String::with_capacity(text.len() - hole.len() + part.len());
-    out.push_str(&text[..at]);
+    let mut out = String::with_capacity(text.len() - hole.needle().len() + part.len());
+    out.push_str(text.get(..at)?);
     out.push_str(part);
     out.push_str(rest);
     Some(out)
