@@ -620,39 +620,34 @@ mod canister_description_tests {
             Some("😀 token"),
             Some("a much longer label for a canister, with words"),
         ];
+        // Both ways on one list, the same text.
+        let same = |cs: &[Canister], what: &str| -> String {
+            let refs: Vec<&Canister> = cs.iter().collect();
+            let t = texts(&refs);
+            let d = canister_description(&refs, &t);
+            assert_eq!(d, canister_description_whole(&refs, &t), "{what}");
+            d
+        };
         for n in 0..60u64 {
             for k in 0..labels.len() {
                 let cs: Vec<Canister> = (0..n)
                     .map(|i| canister(i, labels[(i as usize * 7 + k) % labels.len()]))
                     .collect();
-                let refs: Vec<&Canister> = cs.iter().collect();
-                let t = texts(&refs);
-                assert_eq!(
-                    canister_description(&refs, &t),
-                    canister_description_whole(&refs, &t),
-                    "{n} {k}"
-                );
+                same(&cs, &format!("{n} {k}"));
             }
         }
-        // Multibyte labels of every length around the bound: the whole list ending at 899,
-        // 900 and 901 characters, and the cut one's tail at its limit.
+        // Multibyte labels of every length, lists of every length around the bound.
         for k in 0..120usize {
             for n in 3..45u64 {
                 let label = "é".repeat(k);
                 let cs: Vec<Canister> = (0..n)
                     .map(|i| canister(i, (i % 3 != 1).then_some(label.as_str())))
                     .collect();
-                let refs: Vec<&Canister> = cs.iter().collect();
-                let t = texts(&refs);
-                assert_eq!(
-                    canister_description(&refs, &t),
-                    canister_description_whole(&refs, &t),
-                    "{n} {k}"
-                );
+                same(&cs, &format!("{n} {k}"));
             }
         }
         // Ten labelled canisters whose whole list is 895 to 905 characters (21 + 10 × 32 and
-        // the labels' characters), multibyte labels.
+        // the labels' characters), multibyte labels: whole to 900, cut past it.
         for whole in 895..=905usize {
             let mut left = whole - 341;
             let cs: Vec<Canister> = (0..10u64)
@@ -662,10 +657,7 @@ mod canister_description_tests {
                     canister(i, Some(&"é".repeat(k)))
                 })
                 .collect();
-            let refs: Vec<&Canister> = cs.iter().collect();
-            let t = texts(&refs);
-            let d = canister_description(&refs, &t);
-            assert_eq!(d, canister_description_whole(&refs, &t), "{whole}");
+            let d = same(&cs, &whole.to_string());
             assert_eq!(
                 d.ends_with('.') && !d.contains("more"),
                 whole <= 900,
@@ -676,13 +668,7 @@ mod canister_description_tests {
             let cs: Vec<Canister> = (0..n)
                 .map(|i| canister(i, Some(&"L".repeat(i as usize % 40))))
                 .collect();
-            let refs: Vec<&Canister> = cs.iter().collect();
-            let t = texts(&refs);
-            assert_eq!(
-                canister_description(&refs, &t),
-                canister_description_whole(&refs, &t),
-                "{n}"
-            );
+            same(&cs, &n.to_string());
         }
     }
 
