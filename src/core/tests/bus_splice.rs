@@ -2,7 +2,9 @@
 //! tool declared and rendered whole, byte for byte in every format, its declaration checks
 //! included: for the packs and for forms near strict mode's enum budget, on any set of
 //! canisters (none, one, many, past the description's bound, past the enum budget, the same
-//! canister twice), and for a form whose own words hold the hole.
+//! canister twice), and for a form whose own words hold the hole. The splice is compared on
+//! parts of every size, and so is `form_tool` (which renders a part of fewer than four
+//! canisters whole).
 
 mod common;
 use candid::Principal;
@@ -11,7 +13,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use tool_host_core::bus::kept::{Rendered, FORMATS};
-use tool_host_core::bus::splice::{decl_issues, form_tool, review_decl};
+use tool_host_core::bus::splice::{decl_issues, form_tool, review_decl, spliced_tool};
 use tool_host_core::bus::{check_decl, decl_of_plan_for, ToolFormat};
 use tool_host_core::packs::pack;
 use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlans};
@@ -37,36 +39,40 @@ fn canister(
     }
 }
 
-/// Every tool of `plans` on `canisters`: spliced as the whole.
-fn check_same(plans: &ToolPlans, canisters: &[Canister]) {
+/// Every tool of `plans` on `canisters`: spliced as the whole (the splice itself, and
+/// `form_tool`). Returns how many tools the splice made (the others hold the hole's texts).
+fn check_same(plans: &ToolPlans, canisters: &[Canister]) -> usize {
+    let mut made = 0;
     for p in plans.plans.values() {
         let part = FormCanisters::new(&p.form.id, canisters);
         let whole = decl_of_plan_for(p, &part);
         let rendered = Rendered::new(&whole);
-        let (d, r) = form_tool(p, &part);
-        assert_eq!(
-            d,
-            whole,
-            "{} on {} canisters: declaration",
-            p.name,
-            canisters.len()
-        );
-        for f in FORMATS {
-            assert_eq!(
-                r.text(f),
-                rendered.text(f),
-                "{} on {} canisters, {f:?}",
-                p.name,
-                canisters.len()
-            );
+        let spliced = spliced_tool(p, &part);
+        made += spliced.is_some() as usize;
+        let ways = spliced
+            .map(|s| ("spliced", s))
+            .into_iter()
+            .chain([("form_tool", form_tool(p, &part))]);
+        for (how, (d, r)) in ways {
+            let n = canisters.len();
+            assert_eq!(d, whole, "{} on {n} canisters, {how}: declaration", p.name);
+            for f in FORMATS {
+                assert_eq!(
+                    r.text(f),
+                    rendered.text(f),
+                    "{} on {n} canisters, {how}, {f:?}",
+                    p.name
+                );
+            }
+            assert_eq!(r, rendered);
         }
-        assert_eq!(r, rendered);
         let want = check_decl(&whole).err().unwrap_or_default();
         let review = review_decl(p, &part);
         assert_eq!(review.name, whole.name);
         assert_eq!(review.description, whole.description);
         assert_eq!(decl_issues(&review, &part), want, "{} issues", p.name);
     }
+    made
 }
 
 fn packs() -> ToolPlans {
@@ -104,9 +110,56 @@ fn the_packs_on_every_kind_of_canister_set() {
         ],
         // A label that is blank: not an enum option, nothing to refuse.
         vec![canister(9, Some("  "), None, None)],
+        // Four to ten canisters (from four `form_tool` splices too): labels of every kind,
+        // refs that disagree, the same canister twice, forms applying to four and to three.
+        vec![
+            canister(1, Some("A"), Some(8), None),
+            canister(2, Some("B \"quoted\" \u{1F600}"), Some(8), None),
+            canister(3, None, Some(6), None),
+            canister(4, Some("  "), None, None),
+        ],
+        vec![
+            canister(7, Some("A"), Some(8), None),
+            canister(7, Some("A"), Some(8), None),
+            canister(8, None, Some(8), None),
+            canister(9, Some("C"), Some(8), None),
+        ],
+        (0..7)
+            .map(|i| {
+                let forms: &[&str] = if i < 4 { &["icrc1"] } else { &["icrc2"] };
+                canister(i, Some("T"), Some(8), Some(forms))
+            })
+            .collect(),
+        vec![
+            canister(1, Some("\u{1}canister_id\u{1}"), Some(8), None),
+            canister(
+                2,
+                Some("(string, required): \u{1}canister_id\u{1}"),
+                Some(8),
+                None,
+            ),
+            canister(
+                3,
+                Some("{\"description\":\"\\u0001canister_id\\u0001\",\"type\":\"string\"}"),
+                Some(8),
+                None,
+            ),
+            canister(4, Some("back\\slash\nline \u{7f} \u{2028}"), Some(8), None),
+            canister(5, Some("`code` *em*"), Some(8), None),
+        ],
+        // Ten labelled canisters whose description is cut (multibyte labels past the bound).
+        (0..10)
+            .map(|i| canister(i, Some(&"é".repeat(60)), Some(8), None))
+            .collect(),
     ];
     for set in &sets {
-        check_same(&plans, set);
+        // Every pack tool is spliced (the hole is found in every text), whatever the size.
+        assert_eq!(
+            check_same(&plans, set),
+            plans.plans.len(),
+            "{} canisters",
+            set.len()
+        );
     }
 }
 
@@ -195,7 +248,14 @@ fn a_form_whose_words_hold_the_hole_is_rendered_whole() {
             id: "t".into(),
             form: std::sync::Arc::new(f),
         }]);
-        let set = [ledger(), canister(5, Some(words), None, None)];
+        // Four canisters or more: `form_tool` tries the splice, finds the hole twice, and
+        // renders the tool whole.
+        let set = [
+            ledger(),
+            canister(5, Some(words), None, None),
+            canister(6, None, None, None),
+            canister(7, None, None, None),
+        ];
         let p = &plans.plans["t"];
         let (d, _) = form_tool(p, &FormCanisters::new("t", &set));
         assert!(

@@ -104,19 +104,30 @@ pub const SPLICE_FROM_CANISTERS: usize = 4;
 /// canister part written once per form when it names [`SPLICE_FROM_CANISTERS`] or more
 /// (`part` must be the plan's form's).
 pub fn form_tool(plan: &ToolPlan, part: &FormCanisters) -> (ToolDecl, Rendered) {
-    let canisters = part
-        .schema()
-        .get("enum")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    let spliced = (canisters >= SPLICE_FROM_CANISTERS)
-        .then(|| spliced(plan, part))
-        .flatten();
+    let spliced = splices(part).then(|| spliced(plan, part)).flatten();
     spliced.unwrap_or_else(|| {
         let d = decl_of_plan_for(plan, part);
         let r = Rendered::new(&d);
         (d, r)
     })
+}
+
+/// Whether [`form_tool`] splices `part` (by the canisters it names).
+fn splices(part: &FormCanisters) -> bool {
+    let canisters = part
+        .schema()
+        .get("enum")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    canisters >= SPLICE_FROM_CANISTERS
+}
+
+/// The tool spliced whatever the part's size (what [`form_tool`] does from
+/// [`SPLICE_FROM_CANISTERS`] canisters), `None` where a text does not hold the hole once: for
+/// tests, which compare it with the tool made whole on parts of every size.
+#[doc(hidden)]
+pub fn spliced_tool(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)> {
+    spliced(plan, part)
 }
 
 fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)> {
@@ -210,6 +221,16 @@ mod tests {
                 assert!(spliced(p, &part).is_some(), "{} on {n}", p.name);
                 assert!(holed(&review_decl(p, &part)), "{} on {n}", p.name);
             }
+        }
+    }
+
+    /// Parts of fewer than four canisters are rendered with each tool, of four or more spliced.
+    #[test]
+    fn the_threshold_is_four_canisters() {
+        for n in 0..8u64 {
+            let set = canisters(n);
+            let part = FormCanisters::new("icrc1", &set);
+            assert_eq!(splices(&part), n >= 4, "{n}");
         }
     }
 
