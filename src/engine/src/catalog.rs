@@ -116,7 +116,7 @@ impl TargetsPart {
         let mut texts = vec![];
         for e in state.targets.iter() {
             let (id, t) = e.into_pair();
-            canisters.push(part.made(id, &t));
+            canisters.push(part.canister(id, &t));
             texts.push(id.to_text());
         }
         debug_assert!(
@@ -129,7 +129,7 @@ impl TargetsPart {
     }
 
     /// Target `id` as stored, its flags noted.
-    fn made(&mut self, id: Principal, t: &Target) -> Canister {
+    fn canister(&mut self, id: Principal, t: &Target) -> Canister {
         if t.icrc3 {
             self.icrc3.insert(id);
         }
@@ -161,14 +161,14 @@ impl TargetsPart {
             let at = canisters.binary_search_by(|c| c.id.cmp(id));
             match (at, state.targets.get(id)) {
                 (Ok(i), Some(t)) => {
-                    let c = self.made(*id, &t);
+                    let c = self.canister(*id, &t);
                     if canisters[i] != c {
                         canisters[i] = c;
                         moved = true;
                     }
                 }
                 (Err(i), Some(t)) => {
-                    canisters.insert(i, self.made(*id, &t));
+                    canisters.insert(i, self.canister(*id, &t));
                     texts.insert(i, id.to_text());
                     moved = true;
                 }

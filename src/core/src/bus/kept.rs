@@ -118,20 +118,20 @@ impl Rendered {
         md_hole: &Finder,
         md_part: &str,
     ) -> Option<Rendered> {
-        let schema = splice(&self.schema, hole, part)?;
+        let (schema, hole_at) = splice(&self.schema, hole, part)?;
         let plain = match &self.plain {
             Plain::Same => Plain::Same,
             // The offset is the `$schema` member's end: the hole must come after it.
-            Plain::From(at) if hole.find(self.schema.as_bytes())? >= *at => Plain::From(*at),
+            Plain::From(at) if hole_at >= *at => Plain::From(*at),
             Plain::From(_) => return None,
-            Plain::Own(s) => Plain::Own(splice(s, hole, part)?),
+            Plain::Own(s) => Plain::Own(splice(s, hole, part)?.0),
         };
         let strict = match &self.strict {
-            Some(s) => Some(splice(s, hole, strict_part)?),
+            Some(s) => Some(splice(s, hole, strict_part)?.0),
             None => None,
         };
-        let mcp = splice(&self.mcp, hole, part)?;
-        let markdown = splice(&self.markdown, md_hole, md_part)?;
+        let (mcp, _) = splice(&self.mcp, hole, part)?;
+        let (markdown, _) = splice(&self.markdown, md_hole, md_part)?;
         Some(Rendered {
             mcp,
             name: self.name,
@@ -216,10 +216,10 @@ impl Rendered {
     }
 }
 
-/// `text` with `hole`'s one occurrence replaced by `part`; `None` when it is not there once.
-/// (`memmem` rather than `str::find`: on the IC a tool's few KiB are searched at a few
-/// instructions a byte rather than ~15.)
-fn splice(text: &str, hole: &Finder, part: &str) -> Option<String> {
+/// `text` with `hole`'s one occurrence replaced by `part`, and where the hole was; `None` when
+/// it is not there once. (`memmem` rather than `str::find`: on the IC a tool's few KiB are
+/// searched at a few instructions a byte rather than ~15.)
+fn splice(text: &str, hole: &Finder, part: &str) -> Option<(String, usize)> {
     let at = hole.find(text.as_bytes())?;
     let end = at + hole.needle().len();
     // The hole is whole UTF-8 (a `str`'s bytes found in a `str`): `at` and `end` are char
@@ -232,7 +232,7 @@ fn splice(text: &str, hole: &Finder, part: &str) -> Option<String> {
     out.push_str(text.get(..at)?);
     out.push_str(part);
     out.push_str(rest);
-    Some(out)
+    Some((out, at))
 }
 
 /// Every format, for tests that compare the kept texts with [`render_one`].

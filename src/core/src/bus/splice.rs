@@ -94,6 +94,18 @@ fn holed(d: &ToolDecl) -> bool {
         .is_some_and(|s| *s == canister_hole())
 }
 
+/// `d` with `part`'s schema put in its `canister_id` property (where the hole was).
+fn with_part(mut d: ToolDecl, part: &FormCanisters) -> ToolDecl {
+    let slot = d
+        .input_schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut(CANISTER_PARAM));
+    if let Some(slot) = slot {
+        *slot = part.schema().clone();
+    }
+    d
+}
+
 /// The canisters from which a form's part is spliced into its tools rather than rendered with
 /// each: searching a tool's texts for the hole and copying them costs about what rendering
 /// three or four canisters in each format does (measured on the IC cost model: with one ledger
@@ -131,7 +143,7 @@ pub fn spliced_tool(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, 
 }
 
 fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)> {
-    let mut d = decl_holed(plan, part);
+    let d = decl_holed(plan, part);
     if !holed(&d) {
         return None;
     }
@@ -151,12 +163,7 @@ fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)
         &h.markdown,
         &t.markdown,
     )?;
-    let slot = d
-        .input_schema
-        .get_mut("properties")
-        .and_then(|p| p.get_mut(CANISTER_PARAM))?;
-    *slot = part.schema().clone();
-    Some((d, r))
+    Some((with_part(d, part), r))
 }
 
 /// A form tool's declaration for a review (names, descriptions and [`decl_issues`]): its
@@ -179,15 +186,7 @@ pub fn decl_issues(d: &ToolDecl, part: &FormCanisters) -> Vec<DeclIssue> {
         // none either: the rest are the whole declaration's.
         return check::issues(d);
     }
-    let mut whole = d.clone();
-    if let Some(slot) = whole
-        .input_schema
-        .get_mut("properties")
-        .and_then(|p| p.get_mut(CANISTER_PARAM))
-    {
-        *slot = part.schema().clone();
-    }
-    check::issues(&whole)
+    check::issues(&with_part(d.clone(), part))
 }
 
 #[cfg(test)]
