@@ -1,0 +1,215 @@
+//! The rules across forms (`combine_tool_plans`) are built by name in one pass: the result
+//! equals the rules applied as they were written first (kept here as the oracle), on forms
+//! drawn from a pool of methods whose tools clash, take reserved names, are reads of methods
+//! other forms confirm, and are cases of a variant.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use tool_host_core::builtin::is_reserved_name;
+use tool_host_core::plan::{
+    combine_tool_plans, plan_form, FormRef, FormTools, Skip, ToolKind, ToolPlans, COMMIT_TOOL,
+};
+
+/// The rules as first written (a `BTreeMap` searched per tool), the oracle.
+#[allow(clippy::all)]
+fn combine_as_before(forms: &[(&FormRef, &FormTools)]) -> ToolPlans {
+    let mut skipped: Vec<Skip> = vec![];
+    // The forms (by index) in which each method is sent only after the owner's confirmation.
+    let mut confirmed: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for (fi, (_, tools)) in forms.iter().enumerate() {
+        for m in &tools.confirmed {
+            confirmed.entry(m.as_str()).or_default().insert(fi);
+        }
+        skipped.extend(tools.skipped.iter().cloned());
+    }
+    // A read tool of a method that another form sends only after confirmation (a prepare tool)
+    // would send it at once: whichever form is right about it, it is not a read here.
+    let mut kept = vec![];
+    let candidates = forms
+        .iter()
+        .enumerate()
+        .flat_map(|(fi, (_, tools))| tools.candidates.iter().map(move |p| (p, fi)));
+    for (p, fi) in candidates {
+        let others: Vec<&str> = confirmed
+            .get(p.method.as_str())
+            .into_iter()
+            .flatten()
+            .filter(|f| **f != fi)
+            .map(|f| forms[*f].0.id.as_str())
+            .collect();
+        if p.kind == ToolKind::Read && !others.is_empty() {
+            let reason = format!(
+                "another form ({}) offers {} as a prepare tool, sent only after the owner's confirmation; it is never also a read tool",
+                others.join(", "),
+                p.method
+            );
+            skipped.push(Skip {
+                method: p.method.clone(),
+                reason: match &p.case {
+                    Some(c) => format!("case {c}: {reason}"),
+                    None => reason,
+                },
+            });
+        } else {
+            kept.push(p);
+        }
+    }
+    let candidates = kept;
+    // A tool name that is `commit`, a builtin's (reserved whether or not an admin enabled that
+    // builtin, and `http_request`, the reference's builtin not shipped: enabling it later must not change what a form's tool does), or that two methods
+    // (or cases) would share, skips them all.
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in &candidates {
+        *count.entry(p.name.as_str()).or_default() += 1;
+    }
+    let clashing: BTreeSet<String> = count
+        .iter()
+        .filter(|(n, c)| **c > 1 || **n == COMMIT_TOOL || is_reserved_name(n))
+        .map(|(n, _)| n.to_string())
+        .collect();
+    let mut plans = BTreeMap::new();
+    for p in candidates {
+        if clashing.contains(&p.name) {
+            let reason = if p.name == COMMIT_TOOL {
+                format!("its tool name '{COMMIT_TOOL}' is the commit tool's")
+            } else if is_reserved_name(&p.name) {
+                format!(
+                    "its tool name '{}' is reserved for the builtin tool of that name",
+                    p.name
+                )
+            } else {
+                format!("its tool name '{}' is another method's tool name", p.name)
+            };
+            let reason = match &p.case {
+                Some(c) => format!("case {c}: {reason}"),
+                None => reason,
+            };
+            skipped.push(Skip {
+                method: p.method.clone(),
+                reason,
+            });
+        } else {
+            plans.insert(p.name.clone(), p.clone());
+        }
+    }
+    skipped.sort_by(|a, b| (&a.method, &a.reason).cmp(&(&b.method, &b.reason)));
+    skipped.dedup();
+    ToolPlans { plans, skipped }
+}
+
+fn q() -> Value {
+    json!({ "mode": "query", "args": [], "results": [{ "type": "nat" }] })
+}
+fn u() -> Value {
+    json!({ "mode": "update", "intent": "Do it", "args": [], "results": [] })
+}
+fn cases(mode: &str) -> Value {
+    json!({ "mode": mode, "args": [{ "type": "variant", "cases": [
+        { "name": "Follow", "type": "null", "intent": "Follow" },
+        { "name": "Refresh", "type": "null", "effect": { "kind": "read", "irreversible": false, "replicated": true } }
+    ] }], "results": [] })
+}
+
+/// The pool: a method name and its definition. Reads and updates of one name (a read in one
+/// form of a method another confirms), names that are `commit`, builtins' and
+/// `http_request`, a read named as another method's prepare tool, and case tools.
+fn pool() -> Vec<(&'static str, Value)> {
+    vec![
+        ("get", q()),
+        ("get", u()),
+        ("set", u()),
+        ("set", q()),
+        ("commit", q()),
+        ("calculate", q()),
+        ("http_request", q()),
+        ("think", u()),
+        ("prepare_set", q()),
+        ("manage", cases("update")),
+        ("manage_Refresh", q()),
+        ("prepare_manage_Follow", q()),
+        ("other", q()),
+        ("spare", u()),
+    ]
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+fn forms(rng: &mut Rng) -> Vec<(FormRef, FormTools)> {
+    let pool = pool();
+    let n = 1 + (rng.next() % 5) as usize;
+    (0..n)
+        .map(|k| {
+            let mut methods = serde_json::Map::new();
+            for (name, m) in &pool {
+                if rng.next().is_multiple_of(3) {
+                    methods.insert(name.to_string(), m.clone());
+                }
+            }
+            let f = tool_host_core::form::form_from_json(&form_json(methods.into(), json!({})))
+                .unwrap_or_else(|p| panic!("invalid test form: {p:#?}"));
+            let fr = FormRef {
+                id: format!("f{k}"),
+                form: Arc::new(f),
+            };
+            let tools = plan_form(&fr);
+            (fr, tools)
+        })
+        .collect()
+}
+
+fn shown(p: &ToolPlans) -> String {
+    let plans: Vec<String> = p
+        .plans
+        .iter()
+        .map(|(n, t)| format!("{n}: {} {} {:?} {:?}", t.form.id, t.method, t.kind, t.case))
+        .collect();
+    format!("{plans:#?}\n{:#?}", p.skipped)
+}
+
+#[test]
+fn combined_by_name_equals_the_rules_as_first_written() {
+    let mut seen_clash = false;
+    let mut seen_read_skip = false;
+    let mut seen_reserved = false;
+    for seed in 1..=3000u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let forms = forms(&mut rng);
+        let pairs: Vec<(&FormRef, &FormTools)> = forms.iter().map(|(f, t)| (f, t)).collect();
+        let now = combine_tool_plans(&pairs);
+        let before = combine_as_before(&pairs);
+        assert_eq!(shown(&now), shown(&before), "seed {seed}");
+        for (n, p) in &now.plans {
+            assert!(Arc::ptr_eq(p, &before.plans[n]), "seed {seed}: {n} shared");
+        }
+        seen_clash |= now
+            .skipped
+            .iter()
+            .any(|s| s.reason.contains("another method's"));
+        seen_read_skip |= now
+            .skipped
+            .iter()
+            .any(|s| s.reason.contains("never also a read"));
+        seen_reserved |= now.skipped.iter().any(|s| s.reason.contains("reserved"))
+            && now
+                .skipped
+                .iter()
+                .any(|s| s.reason.contains("commit tool's"));
+    }
+    assert!(
+        seen_clash && seen_read_skip && seen_reserved,
+        "the pool reaches every rule"
+    );
+}
