@@ -40,9 +40,6 @@ pub struct Catalog {
     pub icrc3: std::collections::BTreeSet<Principal>,
     /// Targets registered for a single owner, and that owner.
     pub single_owner: BTreeMap<Principal, Principal>,
-    /// Prepare tools with no position bound to the owner (and no custody rule of the engine):
-    /// offered only on single-owner targets. Tool → its form and why (said when asked).
-    pub unbound: BTreeMap<String, Unbound>,
     /// The bus over these plans and the builtin settings, built on first use.
     pub bus: Option<Rc<Bus>>,
     /// The bus before the last change, until the next is built: the form tools it declared
@@ -243,6 +240,10 @@ pub struct FormEntry {
     /// (the only methods a ref is read from): what a refs refresh reads.
     pub ref_sources: std::collections::BTreeSet<String>,
     pub ref_queries: std::collections::BTreeSet<String>,
+    /// Its tools the engine cannot tie to their owner ([`Unbound::of`]), found once: a
+    /// rebuild reads them, not every tool of every form. The very plans of `tools` (the
+    /// combined plans share them), so that a combined plan is one of them by its address.
+    unbound: Vec<Arc<ToolPlan>>,
 }
 
 impl FormEntry {
@@ -308,12 +309,19 @@ impl FormEntry {
                 ref_queries.insert(m.to_string());
             }
         }
+        let unbound = tools
+            .candidates
+            .iter()
+            .filter(|p| Unbound::of(p).is_some())
+            .cloned()
+            .collect();
         FormEntry {
             form,
             tools,
             types,
             ref_sources,
             ref_queries,
+            unbound,
         }
     }
 
@@ -512,6 +520,36 @@ impl Catalog {
     pub fn canister(&self, id: &Principal) -> Option<&Canister> {
         self.canisters.iter().find(|c| &c.id == id)
     }
+
+    /// Tool `name` when it is a tool the engine cannot tie to its owner: offered only on a
+    /// canister of its form registered for a single owner (see [`with_targets`]).
+    pub fn unbound(&self, name: &str) -> Option<Unbound> {
+        Unbound::of(self.combined.plans.get(name)?)
+    }
+
+    /// Every such tool of the forms `of` takes, by name.
+    pub fn unbound_tools(&self, of: impl Fn(&str) -> bool) -> Vec<(String, Unbound)> {
+        let mut tools: Vec<(String, Unbound)> = self
+            .entries
+            .values()
+            .filter(|e| of(&e.form.id))
+            .flat_map(|e| {
+                // The form's own tool of its name: combining forms may have given the name to
+                // another form's tool, or to none.
+                e.unbound
+                    .iter()
+                    .filter(|p| {
+                        self.combined
+                            .plans
+                            .get(&p.name)
+                            .is_some_and(|c| Arc::ptr_eq(c, p))
+                    })
+                    .filter_map(|p| Some((p.name.clone(), Unbound::of(p)?)))
+            })
+            .collect();
+        tools.sort_by(|a, b| a.0.cmp(&b.0));
+        tools
+    }
 }
 
 /// A tool of the catalog: shares the plans rather than copying one.
@@ -592,31 +630,43 @@ fn with_targets<M: Memory>(
     // owners share, a tool is offered only when the engine itself ties the call to its owner:
     // a prepare tool of a method with a custody rule, a read tool of a read the engine knows.
     // Any other is offered only where a target of its form is registered for a single owner.
-    let mut unbound = BTreeMap::new();
-    let mut plans = None::<ToolPlans>;
-    // Whether a single-owner target applies to a form, found once per form (not per tool and
-    // target: 50 forms on 100 targets made that a quarter of a million comparisons).
-    let mut single_for: BTreeMap<&str, bool> = BTreeMap::new();
-    for p in combined.plans.values() {
-        let Some(u) = Unbound::of(p) else { continue };
-        let on_single = *single_for.entry(p.form.id.as_str()).or_insert_with(|| {
-            canisters
+    // Such a tool is not among the plans, nor among their skips: `Catalog::unbound` says why
+    // when asked (formatted here for every such tool of every form, the reasons cost a
+    // registration 4.4 M at 50 forms).
+
+    // The forms a canister registered for a single owner applies to, gathered once: looked up
+    // per form and canister, they cost a registration 1.1 M at 50 forms on 10 ledgers. (A
+    // target's canister names its forms, `target_canister`: none applies to every form.)
+    let on_single: std::collections::BTreeSet<&str> = canisters
+        .iter()
+        .filter(|c| single_owner.contains_key(&c.id))
+        .flat_map(|c| c.forms.iter().flatten())
+        .map(String::as_str)
+        .collect();
+    // The tools not offered, by their plans' addresses: those of the forms that no canister
+    // registered for a single owner applies to. A plan is its own form's: the rule takes away
+    // a form's tool, never another form's tool of a name it also planned.
+    let mut off: Vec<*const ToolPlan> = entries
+        .values()
+        .filter(|e| !e.unbound.is_empty() && !on_single.contains(e.form.id.as_str()))
+        .flat_map(|e| e.unbound.iter().map(Arc::as_ptr))
+        .collect();
+    off.sort_unstable();
+    let taken = |p: &Arc<ToolPlan>| off.binary_search(&Arc::as_ptr(p)).is_ok();
+    let plans = if !off.is_empty() && combined.plans.values().any(taken) {
+        // Only the tools offered are copied (the plans are shared).
+        Arc::new(ToolPlans {
+            plans: combined
+                .plans
                 .iter()
-                .any(|c| c.applies_to(&p.form.id) && single_owner.contains_key(&c.id))
-        });
-        if !on_single {
-            // Copied only when the rule takes a tool away (usually none).
-            let plans = plans.get_or_insert_with(|| (*combined).clone());
-            if plans.plans.remove(&p.name).is_some() {
-                plans.skipped.push(tool_host_core::plan::Skip {
-                    method: p.method.clone(),
-                    reason: u.why(),
-                });
-            }
-        }
-        unbound.insert(p.name.clone(), u);
-    }
-    let plans = plans.map_or_else(|| combined.clone(), Arc::new);
+                .filter(|(_, p)| !taken(p))
+                .map(|(n, p)| (n.clone(), p.clone()))
+                .collect(),
+            skipped: combined.skipped.clone(),
+        })
+    } else {
+        combined.clone()
+    };
     let types = plans
         .plans
         .iter()
@@ -635,7 +685,6 @@ fn with_targets<M: Memory>(
         targets_made,
         icrc3,
         single_owner,
-        unbound,
         bus: None,
         prev_bus: None,
         entries,

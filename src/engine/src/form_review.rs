@@ -65,7 +65,7 @@ pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
 pub fn taken_names(cat: &Catalog, id: &str, decls: &[ToolDecl]) -> Vec<IssueView> {
     let holder = |name: &str| -> Option<String> {
         let planned = cat.plans.plans.get(name).map(|p| p.form.id.clone());
-        let unbound = cat.unbound.get(name).map(|u| u.form.clone());
+        let unbound = cat.unbound(name).map(|u| u.form);
         planned.or(unbound).filter(|form| form != id)
     };
     decls

@@ -518,11 +518,10 @@ pub fn target_view(id: Principal, t: &Target, cat: &catalog::Catalog) -> TargetV
     let skipped = if t.owner.is_some() {
         vec![]
     } else {
-        cat.unbound
-            .iter()
-            .filter(|(_, u)| t.forms.contains(&u.form))
+        cat.unbound_tools(|f| t.forms.iter().any(|g| g == f))
+            .into_iter()
             .map(|(tool, u)| SkipView {
-                method: tool.clone(),
+                method: tool,
                 reason: u.why(),
             })
             .collect()

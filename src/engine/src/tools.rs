@@ -287,7 +287,7 @@ pub fn target_access<M: ic_stable_structures::Memory>(
             format!("{canister} is registered for a single owner; {owner} may not use its tools"),
         )),
         Some(_) => Ok(()),
-        None => match cat.unbound.get(tool) {
+        None => match cat.unbound(tool) {
             Some(u) => Err(err(
                 ErrorCode::Custody,
                 format!(

@@ -71,6 +71,28 @@ fn vault() -> Value {
     form
 }
 
+/// A form with reads named as the icrc1 pack's transfer tool and the vault's withdrawal tool
+/// (`prepare_icrc1_transfer`, `prepare_withdraw_all`: methods the engine does not know as
+/// reads, so they bind no owner) and a form that confirms methods of those names: combining
+/// them skips the reads, and the other forms' tools of those names are the only ones left.
+/// The rule on tools that bind no owner must neither take them away nor list them for the
+/// reads' form.
+fn shadow_read() -> Value {
+    let mut form = pack("icrc1");
+    form["name"] = json!("shadow_read");
+    let read = json!({ "mode": "query", "args": [], "results": [{ "type": "nat" }] });
+    form["methods"] = json!({ "prepare_icrc1_transfer": read, "prepare_withdraw_all": read });
+    form
+}
+
+fn shadow_send() -> Value {
+    let mut form = vault();
+    form["name"] = json!("shadow_send");
+    let m = form["methods"]["withdraw_all"].clone();
+    form["methods"] = json!({ "prepare_icrc1_transfer": m, "prepare_withdraw_all": m });
+    form
+}
+
 /// The forms an id may be registered with: two contents each for some ids, so that a form is
 /// replaced by another version of itself.
 fn versions(id: &str) -> Vec<Value> {
@@ -88,6 +110,8 @@ fn versions(id: &str) -> Vec<Value> {
         "vault" => vec![vault()],
         // The same tool names as icrc1's: refused while icrc1 holds them.
         "clash" => vec![pack("icrc1")],
+        "shadow_read" => vec![shadow_read()],
+        "shadow_send" => vec![shadow_send()],
         _ => unreachable!(),
     }
 }
@@ -112,7 +136,16 @@ fn redescribed(mut v: Value) -> Value {
     v
 }
 
-const FORM_IDS: [&str; 6] = ["icrc1", "icrc2", "copy_a", "copy_b", "vault", "clash"];
+const FORM_IDS: [&str; 8] = [
+    "icrc1",
+    "icrc2",
+    "copy_a",
+    "copy_b",
+    "vault",
+    "clash",
+    "shadow_read",
+    "shadow_send",
+];
 
 fn canister_ids() -> [candid::Principal; 5] {
     [
@@ -124,6 +157,63 @@ fn canister_ids() -> [candid::Principal; 5] {
         candid::Principal::from_slice(&[200; 29]),
         candid::Principal::from_slice(&[7; 12]),
     ]
+}
+
+/// The rule on tools that bind no owner, worked out as it reads from every combined plan: a
+/// prepare tool of a method without a custody rule, a read tool of a read the engine does not
+/// know. Such a tool is `unbound` (said for every target, listed for its forms), and among the
+/// plans only when a canister of its form is registered for a single owner; every other
+/// combined plan is among them.
+fn check_unbound(c: &catalog::Catalog) {
+    use tool_host_core::plan::ToolKind;
+    use tool_host_engine::custody;
+    let pairs: Vec<_> = c.entries.values().map(|e| (&e.form, &e.tools)).collect();
+    let combined = tool_host_core::plan::combine_tool_plans(&pairs);
+    let mut expected = vec![];
+    for (name, p) in &combined.plans {
+        let unbound = match p.kind {
+            ToolKind::Prepare => !custody::covers(&p.method),
+            ToolKind::Read => !custody::known_read(&p.method),
+        };
+        let said = c.unbound(name);
+        assert_eq!(said.is_some(), unbound, "{name}: unbound");
+        if let Some(u) = said {
+            assert_eq!(u.form, p.form.id, "{name}: its form");
+            expected.push(name.clone());
+        }
+        let on_single = c
+            .canisters
+            .iter()
+            .any(|k| k.applies_to(&p.form.id) && c.single_owner.contains_key(&k.id));
+        assert_eq!(
+            c.plans.plans.contains_key(name),
+            !unbound || on_single,
+            "{name}: offered"
+        );
+    }
+    assert!(
+        c.plans.plans.keys().all(|n| combined.plans.contains_key(n)),
+        "no plan but a combined one"
+    );
+    let listed: Vec<String> = c
+        .unbound_tools(|_| true)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(listed, expected, "every unbound tool listed, by name");
+    for e in c.entries.values() {
+        let of_form: Vec<String> = c
+            .unbound_tools(|f| f == e.form.id)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let want: Vec<String> = expected
+            .iter()
+            .filter(|n| combined.plans[*n].form.id == e.form.id)
+            .cloned()
+            .collect();
+        assert_eq!(of_form, want, "form {}: its unbound tools", e.form.id);
+    }
 }
 
 /// Everything a catalog holds that a caller reads, as text (method types without the header
@@ -140,6 +230,7 @@ fn fingerprint(c: &catalog::Catalog) -> String {
         .values()
         .map(|e| format!("{:?} {:?} {:?}", e.form.id, e.ref_sources, e.ref_queries))
         .collect();
+    check_unbound(c);
     // Each canister's principal text beside it (a catalog keeps them apart).
     assert_eq!(c.canisters.len(), c.canister_texts.len());
     for (k, t) in c.canisters.iter().zip(c.canister_texts.iter()) {
@@ -147,7 +238,12 @@ fn fingerprint(c: &catalog::Catalog) -> String {
     }
     format!(
         "revision {}\nforms {forms:?}\nentries {entries:?}\nplans {:?}\ntypes {types:?}\ncanisters {:?}\nicrc3 {:?}\nsingle {:?}\nunbound {:?}",
-        c.revision, c.plans, c.canisters, c.icrc3, c.single_owner, c.unbound
+        c.revision,
+        c.plans,
+        c.canisters,
+        c.icrc3,
+        c.single_owner,
+        c.unbound_tools(|_| true)
     )
 }
 
@@ -353,7 +449,7 @@ fn registering_a_form_keeps_the_other_forms_entries() {
     assert!(built.decl("xa_balance_of").is_none());
     let cat = catalog::current(&mut s);
     assert!(!cat.plans.plans.contains_key("xa_balance_of"));
-    assert!(cat.unbound.contains_key("xa_balance_of"));
+    assert!(cat.unbound("xa_balance_of").is_some());
     for e in &before {
         assert!(
             std::rc::Rc::ptr_eq(e, &cat.entries[&e.form.id]),
@@ -361,6 +457,78 @@ fn registering_a_form_keeps_the_other_forms_entries() {
             e.form.id
         );
     }
+}
+
+/// A form whose tools bind no owner, on a canister several owners share, loses only its own
+/// tools: not another form's tool of a name it also planned (which combining forms gave to
+/// the other).
+#[test]
+fn the_rule_on_unbound_tools_takes_away_only_the_forms_own() {
+    let w = World::new();
+    for (id, form) in [
+        ("shadow_send", shadow_send()),
+        ("shadow_read", shadow_read()),
+        ("icrc1", pack("icrc1")),
+        ("vault", vault()),
+    ] {
+        registry::register_form(
+            &*w,
+            controller(),
+            RegisterFormArgs {
+                id: id.into(),
+                json: form.to_string(),
+            },
+        )
+        .unwrap();
+    }
+    futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: ledger_id(),
+            label: Some("TKA".into()),
+            forms: ["icrc1", "shadow_read", "shadow_send", "vault"]
+                .map(String::from)
+                .to_vec(),
+            owner: None,
+        },
+    ))
+    .unwrap();
+    let mut s = w.state.borrow_mut();
+    let cat = catalog::current(&mut s);
+    check_unbound(cat);
+    let transfer = &cat.plans.plans["prepare_icrc1_transfer"];
+    assert_eq!(transfer.form.id, "icrc1");
+    assert!(cat.unbound("prepare_icrc1_transfer").is_none());
+    // The read's form planned a tool of that name, which binds no owner: not offered, and
+    // not listed among the canister's tools offered only for a single owner either.
+    let shadow_read_entry = &cat.entries["shadow_read"];
+    assert!(shadow_read_entry
+        .tools
+        .candidates
+        .iter()
+        .any(|p| p.name == "prepare_icrc1_transfer"));
+    let listed: Vec<String> = cat
+        .unbound_tools(|_| true)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "prepare_prepare_icrc1_transfer",
+            "prepare_prepare_withdraw_all",
+            "prepare_withdraw_all"
+        ]
+        .map(String::from)
+    );
+    assert!(cat.unbound_tools(|f| f == "shadow_read").is_empty());
+    assert_eq!(cat.unbound("prepare_withdraw_all").unwrap().form, "vault");
+    let bus = {
+        drop(s);
+        bus(&w)
+    };
+    assert!(bus.decl("prepare_icrc1_transfer").is_some());
 }
 
 /// Which form tools of the bus are the very ones of `before` (kept, not made again), and which
