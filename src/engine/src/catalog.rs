@@ -527,12 +527,12 @@ impl Catalog {
         Unbound::of(self.combined.plans.get(name)?)
     }
 
-    /// Every such tool of the forms `of` takes, by name.
-    pub fn unbound_tools(&self, of: impl Fn(&str) -> bool) -> Vec<(String, Unbound)> {
+    /// Every such tool of the forms `form` takes (by id), by name.
+    pub fn unbound_tools(&self, form: impl Fn(&str) -> bool) -> Vec<(String, Unbound)> {
         let mut tools: Vec<(String, Unbound)> = self
             .entries
             .values()
-            .filter(|e| of(&e.form.id))
+            .filter(|e| form(&e.form.id))
             .flat_map(|e| {
                 // The form's own tool of its name: combining forms may have given the name to
                 // another form's tool, or to none.
@@ -608,7 +608,7 @@ fn with_forms<M: Memory>(
 }
 
 /// The catalog over these forms' tools and the stored targets: the canisters, and the rule on
-/// prepare tools that bind no owner (which reads the targets' forms and owners).
+/// tools that bind no owner (which reads the targets' forms and owners).
 fn with_targets<M: Memory>(
     state: &State<M>,
     entries: BTreeMap<String, Rc<FormEntry>>,
@@ -631,12 +631,13 @@ fn with_targets<M: Memory>(
     // a prepare tool of a method with a custody rule, a read tool of a read the engine knows.
     // Any other is offered only where a target of its form is registered for a single owner.
     // Such a tool is not among the plans, nor among their skips: `Catalog::unbound` says why
-    // when asked (formatted here for every such tool of every form, the reasons cost a
-    // registration 4.4 M at 50 forms).
+    // when asked (formatted at every rebuild for every such tool taken away, the reasons cost
+    // registering the 50th form 4.4 M when each form's tools were taken away).
 
     // The forms a canister registered for a single owner applies to, gathered once: looked up
     // per form and canister, they cost a registration 1.1 M at 50 forms on 10 ledgers. (A
     // target's canister names its forms, `target_canister`: none applies to every form.)
+    debug_assert!(canisters.iter().all(|c| c.forms.is_some()));
     let on_single: std::collections::BTreeSet<&str> = canisters
         .iter()
         .filter(|c| single_owner.contains_key(&c.id))
@@ -648,18 +649,18 @@ fn with_targets<M: Memory>(
     // a form's tool, never another form's tool of a name it also planned.
     let mut off: Vec<*const ToolPlan> = entries
         .values()
-        .filter(|e| !e.unbound.is_empty() && !on_single.contains(e.form.id.as_str()))
+        .filter(|e| !on_single.contains(e.form.id.as_str()))
         .flat_map(|e| e.unbound.iter().map(Arc::as_ptr))
         .collect();
     off.sort_unstable();
-    let taken = |p: &Arc<ToolPlan>| off.binary_search(&Arc::as_ptr(p)).is_ok();
-    let plans = if !off.is_empty() && combined.plans.values().any(taken) {
+    let withheld = |p: &Arc<ToolPlan>| off.binary_search(&Arc::as_ptr(p)).is_ok();
+    let plans = if !off.is_empty() && combined.plans.values().any(withheld) {
         // Only the tools offered are copied (the plans are shared).
         Arc::new(ToolPlans {
             plans: combined
                 .plans
                 .iter()
-                .filter(|(_, p)| !taken(p))
+                .filter(|(_, p)| !withheld(p))
                 .map(|(n, p)| (n.clone(), p.clone()))
                 .collect(),
             skipped: combined.skipped.clone(),

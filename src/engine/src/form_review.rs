@@ -65,8 +65,9 @@ pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
 pub fn taken_names(cat: &Catalog, id: &str, decls: &[ToolDecl]) -> Vec<IssueView> {
     let holder = |name: &str| -> Option<String> {
         let planned = cat.plans.plans.get(name).map(|p| p.form.id.clone());
-        let unbound = cat.unbound(name).map(|u| u.form);
-        planned.or(unbound).filter(|form| form != id)
+        planned
+            .or_else(|| cat.unbound(name).map(|u| u.form))
+            .filter(|form| form != id)
     };
     decls
         .iter()

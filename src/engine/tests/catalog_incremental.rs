@@ -190,7 +190,26 @@ fn check_unbound(c: &catalog::Catalog) {
             !unbound || on_single,
             "{name}: offered"
         );
+        if let Some(offered) = c.plans.plans.get(name) {
+            assert!(std::sync::Arc::ptr_eq(offered, p), "{name}: the very plan");
+        }
     }
+    // A name no combined plan has (skipped by the rules across forms) is no unbound tool.
+    for e in c.entries.values() {
+        for p in &e.tools.candidates {
+            if !combined.plans.contains_key(&p.name) {
+                assert!(c.unbound(&p.name).is_none(), "{}: skipped", p.name);
+            }
+        }
+    }
+    // Their reasons are said when shown, not kept among the plans' skips.
+    assert!(
+        !c.plans
+            .skipped
+            .iter()
+            .any(|s| s.reason.contains("registered for a single owner")),
+        "no reason of the rule among the skips"
+    );
     assert!(
         c.plans.plans.keys().all(|n| combined.plans.contains_key(n)),
         "no plan but a combined one"
@@ -529,6 +548,36 @@ fn the_rule_on_unbound_tools_takes_away_only_the_forms_own() {
         bus(&w)
     };
     assert!(bus.decl("prepare_icrc1_transfer").is_some());
+    // Registered for a single owner, the canister offers the forms' tools that bind no owner
+    // (the reads' names still the other forms' tools); shared again, it takes them away.
+    for (single, offered) in [(true, true), (false, false)] {
+        futures::executor::block_on(registry::register_canister(
+            &*w,
+            controller(),
+            RegisterCanisterArgs {
+                id: ledger_id(),
+                label: Some("TKA".into()),
+                forms: ["icrc1", "shadow_read", "shadow_send", "vault"]
+                    .map(String::from)
+                    .to_vec(),
+                owner: single.then(owner),
+            },
+        ))
+        .unwrap();
+        let mut s = w.state.borrow_mut();
+        let cat = catalog::current(&mut s);
+        check_unbound(cat);
+        assert_eq!(cat.plans.plans["prepare_icrc1_transfer"].form.id, "icrc1");
+        for (name, form) in [
+            ("prepare_prepare_icrc1_transfer", "shadow_send"),
+            ("prepare_prepare_withdraw_all", "shadow_send"),
+            ("prepare_withdraw_all", "vault"),
+        ] {
+            let plan = cat.plans.plans.get(name);
+            assert_eq!(plan.is_some(), offered, "{name}, single owner {single}");
+            assert!(plan.is_none_or(|p| p.form.id == form), "{name}: its form");
+        }
+    }
 }
 
 /// Which form tools of the bus are the very ones of `before` (kept, not made again), and which
