@@ -634,22 +634,33 @@ fn with_targets<M: Memory>(
     // when asked (formatted at every rebuild for every such tool taken away, the reasons cost
     // registering the 50th form 4.4 M when each form's tools were taken away).
 
-    // The forms a canister registered for a single owner applies to, gathered once: looked up
-    // per form and canister, they cost a registration 1.1 M at 50 forms on 10 ledgers. (A
-    // target's canister names its forms, `target_canister`: none applies to every form.)
+    // The forms with such tools that no canister registered for a single owner applies to:
+    // each single-owner canister's forms struck off until none is left (looked up per form and
+    // canister, they cost registering the 50th form 1.1 M on 10 ledgers; every canister's
+    // forms gathered first, the catalog 10 M more on 100). A target's canister names its forms
+    // (`target_canister`): none applies to every form.
     debug_assert!(canisters.iter().all(|c| c.forms.is_some()));
-    let on_single: std::collections::BTreeSet<&str> = canisters
-        .iter()
-        .filter(|c| single_owner.contains_key(&c.id))
-        .flat_map(|c| c.forms.iter().flatten())
-        .map(String::as_str)
-        .collect();
-    // The tools not offered, by their plans' addresses: those of the forms that no canister
-    // registered for a single owner applies to. A plan is its own form's: the rule takes away
-    // a form's tool, never another form's tool of a name it also planned.
-    let mut off: Vec<*const ToolPlan> = entries
+    let mut shared_only: std::collections::BTreeSet<&str> = entries
         .values()
-        .filter(|e| !on_single.contains(e.form.id.as_str()))
+        .filter(|e| !e.unbound.is_empty())
+        .map(|e| e.form.id.as_str())
+        .collect();
+    for c in canisters.iter() {
+        if shared_only.is_empty() {
+            break;
+        }
+        if single_owner.contains_key(&c.id) {
+            for f in c.forms.iter().flatten() {
+                shared_only.remove(f.as_str());
+            }
+        }
+    }
+    // Their tools are not offered, found by their plans' addresses: a plan is its own form's,
+    // so the rule takes away a form's tool, never another form's tool of a name it also
+    // planned.
+    let mut off: Vec<*const ToolPlan> = shared_only
+        .iter()
+        .filter_map(|id| entries.get(*id))
         .flat_map(|e| e.unbound.iter().map(Arc::as_ptr))
         .collect();
     off.sort_unstable();
