@@ -15,6 +15,9 @@ pub const DEFAULT_PAGE_BYTES: usize = 24 * 1024;
 /// The bounds a caller may name.
 pub const MIN_PAGE_BYTES: usize = 1024;
 pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+/// The most room a page's text is given before its tools are put in (a larger page grows as
+/// any string does).
+const PAGE_ROOM_BYTES: usize = 64 * 1024;
 /// A cursor's text at most: the fingerprint, a dot, and a name (128 bytes at most) in hex.
 pub const MAX_CURSOR_BYTES: usize = 16 + 1 + 2 * 128;
 
@@ -70,6 +73,11 @@ where
         None => 0,
     };
     let (mut text, sep, end) = frame(format);
+    // Room for the whole page at once (a page is held to `max_bytes`, but for a first tool
+    // larger than that), so that it is not copied as it grows: on the IC each byte of a copy
+    // counts, and a default page grown from empty copied ~30 K bytes where the heap had no
+    // room to grow it in place.
+    text.reserve(max_bytes.min(PAGE_ROOM_BYTES).saturating_sub(text.len()));
     let mut count = 0;
     for (i, d) in decls.iter().enumerate().skip(start) {
         let d: &'a ToolDecl = d.borrow();
