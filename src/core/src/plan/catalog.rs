@@ -70,6 +70,17 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
     combine_tool_plans(&pairs)
 }
 
+/// Tool `p` skipped for `reason` (a case's tool says which case).
+fn skip_of(p: &ToolPlan, reason: &str) -> Skip {
+    Skip {
+        method: p.method.clone(),
+        reason: match &p.case {
+            Some(c) => format!("case {c}: {reason}"),
+            None => reason.to_string(),
+        },
+    }
+}
+
 /// The rules across forms over each form's own tools ([`plan_form`]): the same as
 /// [`build_tool_plans`] of those forms, without planning any of them again.
 pub fn combine_tool_plans(forms: &[(&FormRef, &FormTools)]) -> ToolPlans {
@@ -101,13 +112,7 @@ pub fn combine_tool_plans(forms: &[(&FormRef, &FormTools)]) -> ToolPlans {
                         others.join(", "),
                         p.method
                     );
-                    skipped.push(Skip {
-                        method: p.method.clone(),
-                        reason: match &p.case {
-                            Some(c) => format!("case {c}: {reason}"),
-                            None => reason,
-                        },
-                    });
+                    skipped.push(skip_of(p, &reason));
                     continue;
                 }
             }
@@ -133,15 +138,7 @@ pub fn combine_tool_plans(forms: &[(&FormRef, &FormTools)]) -> ToolPlans {
             plans.push((name.to_string(), same[0].clone()));
             continue;
         };
-        for p in same {
-            skipped.push(Skip {
-                method: p.method.clone(),
-                reason: match &p.case {
-                    Some(c) => format!("case {c}: {reason}"),
-                    None => reason.clone(),
-                },
-            });
-        }
+        skipped.extend(same.iter().map(|p| skip_of(p, &reason)));
     }
     // In order and unique: built without a search.
     let plans: BTreeMap<String, Arc<ToolPlan>> = plans.into_iter().collect();
