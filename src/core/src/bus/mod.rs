@@ -29,4 +29,4 @@ pub use render::{render, ToolFormat};
 pub use review::{review, review_checked, review_with, Review};
 pub use select::{missing, score, select, select_with, Usage, DEFAULT_LIMIT, MAX_LIMIT};
 pub use strict::strict_schema;
-pub use words::{words, DeclWords, STOP_WORDS};
+pub use words::{words, DeclWords, WordSet, WordSig, STOP_WORDS};

@@ -3,7 +3,7 @@
 //! down: |A ∩ B| × 1000 / |A ∪ B|. Deterministic, and cheap enough to run at every registration.
 
 use super::decl::{Overlap, ToolDecl};
-use super::words::words;
+use super::words::{words, WordSet, WordSig};
 use std::collections::BTreeSet;
 
 /// At or over this a pair is a warning (never a refusal): four in five distinct words shared.
@@ -18,12 +18,23 @@ pub fn similarity_permille(a: &str, b: &str) -> u32 {
 }
 
 fn jaccard_permille(a: &BTreeSet<String>, b: &BTreeSet<String>) -> u32 {
-    let shared = a.intersection(b).count();
-    let union = a.len() + b.len() - shared;
+    permille(a.intersection(b).count(), a.len(), b.len())
+}
+
+/// The similarity of two sets of `a` and `b` words that share `shared`.
+fn permille(shared: usize, a: usize, b: usize) -> u32 {
+    let union = a + b - shared;
     if union == 0 {
         return 0;
     }
     (shared * 1000 / union) as u32
+}
+
+/// Whether two sets may be similar enough for a warning: the similarity grows with what the
+/// sets share, so at the most they could share it is an upper bound. A pair under it is not
+/// compared word by word (at 50 forms, most of a registration's pairs).
+fn may_reach_threshold(a: &WordSig, b: &WordSig) -> bool {
+    permille(a.shared_at_most(b), a.len(), b.len()) >= OVERLAP_THRESHOLD_PERMILLE
 }
 
 pub(super) fn warnings(decls: &[ToolDecl]) -> Vec<Overlap> {
@@ -34,26 +45,25 @@ pub(super) fn warnings(decls: &[ToolDecl]) -> Vec<Overlap> {
 /// sorted, pairs in name order. Pairs of two held tools are not looked at. Each description
 /// is split into words once (a registration compares its tools with every tool held).
 pub(super) fn warnings_against(new: &[ToolDecl], held: &[&ToolDecl]) -> Vec<Overlap> {
-    let held_words: Vec<BTreeSet<String>> = held.iter().map(|d| words(&d.description)).collect();
-    let held: Vec<(&ToolDecl, &BTreeSet<String>)> =
-        held.iter().copied().zip(held_words.iter()).collect();
+    let held_words: Vec<WordSet> = held.iter().map(|d| WordSet::of(&d.description)).collect();
+    let held: Vec<(&ToolDecl, &WordSet)> = held.iter().copied().zip(held_words.iter()).collect();
     warnings_against_with(new, &held)
 }
 
 /// [`warnings_against`] with each held tool's description words already split.
 pub(super) fn warnings_against_with(
     new: &[ToolDecl],
-    held: &[(&ToolDecl, &BTreeSet<String>)],
+    held: &[(&ToolDecl, &WordSet)],
 ) -> Vec<Overlap> {
     let mut sorted: Vec<&ToolDecl> = new.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     sorted.dedup_by(|a, b| a.name == b.name);
-    let new_words: Vec<BTreeSet<String>> = sorted.iter().map(|d| words(&d.description)).collect();
+    let new_words: Vec<WordSet> = sorted.iter().map(|d| WordSet::of(&d.description)).collect();
     let mut out = vec![];
     for (i, (a, aw)) in sorted.iter().zip(&new_words).enumerate() {
         let later = sorted[i + 1..].iter().copied().zip(&new_words[i + 1..]);
         for (b, bw) in later.chain(held.iter().copied()) {
-            if b.name == a.name {
+            if b.name == a.name || !may_reach_threshold(aw.sig(), bw.sig()) {
                 continue;
             }
             let s = jaccard_permille(aw, bw);

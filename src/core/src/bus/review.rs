@@ -4,7 +4,7 @@
 
 use super::decl::{check_decl, DeclIssue, Overlap, ToolDecl};
 use super::overlap::warnings_against_with;
-use super::words::{words, DeclWords};
+use super::words::{DeclWords, WordSet};
 
 /// The issues of the new tools, and the overlaps each new tool has with another new one or
 /// with a tool already held.
@@ -21,7 +21,7 @@ pub fn review(new: &[ToolDecl], held: &[&ToolDecl]) -> Review {
     let words: Vec<DeclWords> = held
         .iter()
         .map(|d| DeclWords {
-            description: words(&d.description),
+            description: WordSet::of(&d.description),
             ..Default::default()
         })
         .collect();
@@ -42,7 +42,7 @@ pub fn review_checked(
     check: impl Fn(&ToolDecl) -> Vec<DeclIssue>,
 ) -> Review {
     let issues = new.iter().flat_map(check).collect();
-    let held: Vec<(&ToolDecl, &std::collections::BTreeSet<String>)> = held
+    let held: Vec<(&ToolDecl, &WordSet)> = held
         .iter()
         .filter(|(h, _)| !new.iter().any(|n| n.name == h.name))
         .map(|(h, w)| (*h, &w.description))

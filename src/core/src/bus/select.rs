@@ -44,7 +44,7 @@ fn keyword_points(query: &BTreeSet<String>, w: &DeclWords) -> u64 {
         (&w.name, NAME_WEIGHT),
         (&w.title, TITLE_WEIGHT),
         (&w.inputs, INPUT_WEIGHT),
-        (&w.description, DESCRIPTION_WEIGHT),
+        (&*w.description, DESCRIPTION_WEIGHT),
     ];
     query
         .iter()

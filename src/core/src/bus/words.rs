@@ -31,6 +31,93 @@ fn singular(w: String) -> String {
     }
 }
 
+/// A description's distinct words ([`words`]) with their [`WordSig`]: what the overlap review
+/// keeps of each tool held, so that most pairs are told apart without comparing words.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WordSet {
+    set: BTreeSet<String>,
+    sig: WordSig,
+}
+
+impl WordSet {
+    pub fn of(text: &str) -> WordSet {
+        WordSet::from(words(text))
+    }
+
+    pub fn sig(&self) -> &WordSig {
+        &self.sig
+    }
+}
+
+impl From<BTreeSet<String>> for WordSet {
+    fn from(set: BTreeSet<String>) -> WordSet {
+        WordSet {
+            sig: WordSig::of(&set),
+            set,
+        }
+    }
+}
+
+impl std::ops::Deref for WordSet {
+    type Target = BTreeSet<String>;
+    fn deref(&self) -> &BTreeSet<String> {
+        &self.set
+    }
+}
+
+/// A set of words counted and hashed into 256 bits. A word of one set whose bit the other's
+/// lacks is in that set only, so two signatures bound from above what their sets share
+/// ([`WordSig::shared_at_most`]): never less than the sets share, whatever the hash.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WordSig {
+    len: usize,
+    bits: [u64; 4],
+}
+
+impl WordSig {
+    pub fn of(set: &BTreeSet<String>) -> WordSig {
+        let mut bits = [0u64; 4];
+        for w in set {
+            let bit = word_bit(w);
+            bits[bit / 64] |= 1 << (bit % 64);
+        }
+        WordSig {
+            len: set.len(),
+            bits,
+        }
+    }
+
+    /// The number of words in the set.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// At least the number of words the two sets share.
+    pub fn shared_at_most(&self, other: &WordSig) -> usize {
+        let only = |a: &WordSig, b: &WordSig| -> usize {
+            (0..4)
+                .map(|i| (a.bits[i] & !b.bits[i]).count_ones() as usize)
+                .sum()
+        };
+        // Each bit set in one signature only is one word of that set at least, not in the
+        // other.
+        (self.len - only(self, other)).min(other.len - only(other, self))
+    }
+}
+
+/// A word's bit (0 to 255): FNV-1a of its bytes, folded.
+fn word_bit(w: &str) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in w.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    ((h ^ (h >> 32) ^ (h >> 16)) & 0xff) as usize
+}
+
 /// A tool's words as selection and the overlap check count them (name, title, input names,
 /// description), split once: the catalog keeps them with the tool, so that choosing tools for a
 /// request or reviewing a form against every tool held tokenizes only what is new.
@@ -39,7 +126,7 @@ pub struct DeclWords {
     pub name: BTreeSet<String>,
     pub title: BTreeSet<String>,
     pub inputs: BTreeSet<String>,
-    pub description: BTreeSet<String>,
+    pub description: WordSet,
 }
 
 impl DeclWords {
@@ -54,7 +141,7 @@ impl DeclWords {
             name: words(&d.name),
             title: words(&d.title),
             inputs: words(&inputs),
-            description: words(&d.description),
+            description: WordSet::of(&d.description),
         }
     }
 }
