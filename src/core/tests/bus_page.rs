@@ -183,6 +183,11 @@ fn the_fingerprint_changes_with_any_tool() {
         let mut fewer = items.clone();
         fewer.remove(i);
         assert_ne!(fp(&fewer), base, "tool {i} removed kept the fingerprint");
+        if i + 1 < items.len() {
+            let mut swapped = items.clone();
+            swapped.swap(i, i + 1);
+            assert_ne!(fp(&swapped), base, "tools {i} and {} swapped", i + 1);
+        }
     }
     // Bytes moved from one tool to the next; a tool that differs only by trailing NULs (the
     // padding of its last word).
@@ -278,5 +283,12 @@ fn kept_texts_are_render_ones() {
         for f in FORMATS {
             assert_eq!(r.text(f), page::render_one(d, f), "{} in {f:?}", d.name);
         }
+        assert_eq!(r.mcp_hash, page::item_hash(&r.mcp), "{}", d.name);
     }
+    // The catalog's fingerprint, made of the kept hashes, is the fingerprint of the texts.
+    let kept: Vec<Rendered> = all.iter().map(Rendered::new).collect();
+    assert_eq!(
+        page::fingerprint_of(kept.iter().map(|r| r.mcp_hash)),
+        page::fingerprint(kept.iter().map(|r| r.mcp.as_str()))
+    );
 }

@@ -724,3 +724,14 @@ fn host_decls_are_each_tools_own_declaration() {
         enum_of("prepare_icrc2_approve")
     );
 }
+
+/// A builtin's declaration depends on the default zone only where it says so: the bus keeps
+/// the others' declarations when the zone changes.
+#[test]
+fn only_a_builtin_that_reads_the_zone_declares_it() {
+    for b in Builtin::ALL {
+        let utc = b.decl("UTC");
+        let zurich = b.decl("Europe/Zurich");
+        assert_eq!(utc != zurich, b.decl_reads_zone(), "{}", b.name());
+    }
+}

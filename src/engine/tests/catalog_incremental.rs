@@ -362,8 +362,19 @@ fn step(w: &std::rc::Rc<World>, rng: &mut Rng) -> String {
         7 => {
             let all = ["current_time", "calculate", "escalate"];
             let enabled: Vec<&str> = all.iter().copied().filter(|_| rng.coin()).collect();
-            let r = w.builtins(&enabled, &[]);
-            format!("builtins {enabled:?}: {:?}", r.map(|_| ()))
+            // Now and then another default zone (`current_time` names it).
+            let zone = rng.coin().then(|| "Europe/Zurich".to_string());
+            let r = tool_host_engine::bus::settings::set_builtins(
+                &**w,
+                controller(),
+                tool_host_engine::types::BuiltinSettings {
+                    enabled: enabled.iter().map(|s| s.to_string()).collect(),
+                    pinned: vec![],
+                    unpinned: None,
+                    default_time_zone: zone.clone(),
+                },
+            );
+            format!("builtins {enabled:?} zone {zone:?}: {:?}", r.map(|_| ()))
         }
         _ => {
             w.upgrade();
@@ -603,8 +614,9 @@ fn bus(w: &World) -> std::rc::Rc<catalog::Bus> {
 }
 
 /// What a change makes again: a builtin setting or a flag of a target (ICRC-3, the owner)
-/// nothing of the form tools; a canister's label the form tools' declarations and texts, not
-/// their words.
+/// nothing of the form tools, and of the host's own tools only the builtins it enables or
+/// whose declaration it changes (the zone, `current_time`'s); a canister's label the form
+/// tools' declarations and texts, not their words.
 #[test]
 fn a_change_makes_again_only_the_tools_it_changes() {
     let w = World::new().setup();
@@ -619,9 +631,49 @@ fn a_change_makes_again_only_the_tools_it_changes() {
     let all = form_tools(&b0);
     assert!(all.len() > 4, "{all:?}");
 
-    w.builtins(&["current_time"], &[]).unwrap();
+    // A builtin setting: every tool there before is kept (the form tools, `commit`, the
+    // builtins still enabled), only the builtin enabled is made.
+    w.builtins(&["current_time", "calculate"], &[]).unwrap();
     let b1 = bus(&w);
-    assert_eq!(kept(&b0, &b1).0, all, "a builtin setting");
+    let before: Vec<String> = b1
+        .names()
+        .into_iter()
+        .filter(|n| b0.decl(n).is_some())
+        .map(String::from)
+        .collect();
+    assert!(before.iter().any(|n| n == "commit"), "{before:?}");
+    assert_eq!(kept(&b0, &b1).0, before, "a builtin setting");
+    w.builtins(&["current_time", "calculate", "think"], &[])
+        .unwrap();
+    let b1z = bus(&w);
+    let mut was = b1.names();
+    was.retain(|n| *n != "think");
+    assert_eq!(kept(&b1, &b1z).0, was, "another builtin enabled");
+    // Another default zone: `current_time` is declared again (it names the zone), nothing
+    // else.
+    tool_host_engine::bus::settings::set_builtins(
+        &*w,
+        controller(),
+        tool_host_engine::types::BuiltinSettings {
+            enabled: ["current_time", "calculate", "think"]
+                .map(String::from)
+                .to_vec(),
+            pinned: vec![],
+            unpinned: None,
+            default_time_zone: Some("Europe/Zurich".into()),
+        },
+    )
+    .unwrap();
+    let b1 = bus(&w);
+    let mut was = b1z.names();
+    was.retain(|n| *n != "current_time");
+    assert_eq!(kept(&b1z, &b1).0, was, "another zone");
+    assert!(b1
+        .decl("current_time")
+        .unwrap()
+        .description
+        .contains("Europe/Zurich"));
+    check_against_scratch(&w, "another zone");
 
     {
         let mut s = w.state.borrow_mut();
@@ -631,7 +683,7 @@ fn a_change_makes_again_only_the_tools_it_changes() {
         s.target_changed(ledger_id());
     }
     let b2 = bus(&w);
-    assert_eq!(kept(&b1, &b2).0, all, "the ICRC-3 flag");
+    assert_eq!(kept(&b1, &b2).0, b1.names(), "the ICRC-3 flag");
 
     {
         let mut s = w.state.borrow_mut();
@@ -642,8 +694,76 @@ fn a_change_makes_again_only_the_tools_it_changes() {
     }
     let b3 = bus(&w);
     let (whole, words) = kept(&b2, &b3);
-    assert!(whole.is_empty(), "{whole:?}");
+    let host: Vec<&str> = b2
+        .names()
+        .into_iter()
+        .filter(|n| !all.iter().any(|f| f == n))
+        .collect();
+    assert_eq!(host, ["calculate", "commit", "current_time", "think"]);
+    assert_eq!(whole, host, "a label: only the host's own tools stay whole");
     assert_eq!(words, all, "a label: the words stay");
     assert!(b3.items.iter().any(|t| t.mcp.contains("(OTHER)")));
     check_against_scratch(&w, "a label");
+}
+
+/// The bus is usually built again after each change; a change made without it (or several)
+/// must still not lend a form's tool another form's declaration of the same name. Here
+/// `shadow_read`'s read `prepare_icrc1_transfer` (skipped while `shadow_send` confirms that
+/// method) becomes the tool of that name once `icrc1` and `shadow_send` are gone, while the
+/// bus last built holds `icrc1`'s tool of that name and `shadow_read` is unchanged.
+#[test]
+fn a_bus_built_after_several_changes_lends_no_form_another_forms_tool() {
+    let w = World::new();
+    for (id, form) in [
+        ("shadow_send", shadow_send()),
+        ("shadow_read", shadow_read()),
+        ("icrc1", pack("icrc1")),
+    ] {
+        registry::register_form(
+            &*w,
+            controller(),
+            RegisterFormArgs {
+                id: id.into(),
+                json: form.to_string(),
+            },
+        )
+        .unwrap();
+    }
+    futures::executor::block_on(registry::register_canister(
+        &*w,
+        controller(),
+        RegisterCanisterArgs {
+            id: ledger_id(),
+            label: Some("TKA".into()),
+            forms: ["icrc1", "shadow_read", "shadow_send"]
+                .map(String::from)
+                .to_vec(),
+            owner: Some(owner()),
+        },
+    ))
+    .unwrap();
+    let before = bus(&w);
+    let held = before.decl("prepare_icrc1_transfer").expect("icrc1's tool");
+    assert!(
+        matches!(&held.source, tool_host_core::bus::ToolSource::Form { form_id } if form_id == "icrc1")
+    );
+    {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&ledger_id()).unwrap();
+        t.forms = vec!["shadow_read".into()];
+        s.targets.insert(ledger_id(), t);
+        s.target_changed(ledger_id());
+        for id in ["icrc1", "shadow_send"] {
+            s.forms.remove(&id.to_string());
+            s.form_changed(id, None);
+        }
+    }
+    let after = bus(&w);
+    let now = after
+        .decl("prepare_icrc1_transfer")
+        .expect("shadow_read's read");
+    assert!(
+        matches!(&now.source, tool_host_core::bus::ToolSource::Form { form_id } if form_id == "shadow_read")
+    );
+    check_against_scratch(&w, "two forms removed and a canister changed, then the bus");
 }

@@ -75,6 +75,12 @@ impl Builtin {
         self == Builtin::Escalate
     }
 
+    /// Whether [`Builtin::decl`] reads the zone (the bus keeps the other builtins'
+    /// declarations when the zone changes).
+    pub fn decl_reads_zone(self) -> bool {
+        self == Builtin::CurrentTime
+    }
+
     /// The declaration (checked by `bus::check_decl` in a test, as at construction).
     /// `default_zone` is the zone `current_time` answers in when the caller names none.
     pub fn decl(self, default_zone: &str) -> ToolDecl {

@@ -6,7 +6,7 @@
 //! [`render_one`]'s (a test checks every format on every tool it is given).
 
 use super::decl::ToolDecl;
-use super::page::render_one;
+use super::page::{item_hash, render_one};
 use super::render::ToolFormat;
 use memchr::memmem::Finder;
 use serde_json::Value;
@@ -15,6 +15,8 @@ use serde_json::Value;
 pub struct Rendered {
     /// MCP's text, the default format's (`list_tools` and the fingerprint use it).
     pub mcp: String,
+    /// `page::item_hash` of `mcp`: the catalog's fingerprint is made of these.
+    pub mcp_hash: u64,
     name: String,
     description: String,
     /// The input schema, compact.
@@ -70,12 +72,15 @@ fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
 
 impl Rendered {
     pub fn new(d: &ToolDecl) -> Rendered {
-        Rendered::with_strict(d, super::strict_schema(&d.input_schema))
+        let mut r = Rendered::unhashed(d, super::strict_schema(&d.input_schema));
+        r.mcp_hash = item_hash(&r.mcp);
+        r
     }
 
     /// The renderings with OpenAI's strict form of the schema given (`bus::splice` works it
-    /// out with a part's enum counted).
-    pub(super) fn with_strict(d: &ToolDecl, strict: Option<Value>) -> Rendered {
+    /// out with a part's enum counted), not yet hashed: `bus::splice` makes texts with a hole
+    /// and [`Rendered::spliced`] hashes the text it makes of them.
+    pub(super) fn unhashed(d: &ToolDecl, strict: Option<Value>) -> Rendered {
         let schema = json(&d.input_schema);
         let plain = match d.input_schema.get("$schema") {
             None => Plain::Same,
@@ -98,6 +103,7 @@ impl Rendered {
         };
         Rendered {
             mcp: mcp_text(d, &schema),
+            mcp_hash: 0,
             name: json(&d.name),
             description: json(&d.description),
             plain,
@@ -133,6 +139,7 @@ impl Rendered {
         let (mcp, _) = splice(&self.mcp, hole, part)?;
         let (markdown, _) = splice(&self.markdown, md_hole, md_part)?;
         Some(Rendered {
+            mcp_hash: item_hash(&mcp),
             mcp,
             name: self.name,
             description: self.description,

@@ -113,23 +113,40 @@ pub const RENDERINGS_VERSION: u64 = 1;
 /// defence against a chosen collision (whoever could choose one registers forms, and a page
 /// cut by name stays whole).
 pub fn fingerprint<'a>(items: impl IntoIterator<Item = &'a str>) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    fingerprint_of(items.into_iter().map(item_hash))
+}
+
+/// [`fingerprint`] of the tools whose MCP renderings have these [`item_hash`]es: the catalog
+/// keeps each tool's hash with its renderings, so that a rebuild does not read every tool's
+/// bytes again (at 50 forms on 10 ledgers, 0.29 M of a form's registration).
+pub fn fingerprint_of(hashes: impl IntoIterator<Item = u64>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut mix = |w: u64| h = (h ^ w).wrapping_mul(K).rotate_left(31);
-    mix(RENDERINGS_VERSION);
-    for s in items {
-        let b = s.as_bytes();
-        let mut chunks = b.chunks_exact(8);
-        for c in &mut chunks {
-            mix(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-        }
-        let mut last = [0u8; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        mix(u64::from_le_bytes(last));
-        // The length ends each item, so that moving bytes between items changes the hash.
-        mix(b.len() as u64);
+    mix(&mut h, RENDERINGS_VERSION);
+    for item in hashes {
+        mix(&mut h, item);
     }
     h
+}
+
+/// The hash of one tool's MCP rendering, as [`fingerprint_of`] reads it.
+pub fn item_hash(text: &str) -> u64 {
+    let mut h: u64 = 0x8422_2325_cbf2_9ce4;
+    let b = text.as_bytes();
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        mix(&mut h, u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    mix(&mut h, u64::from_le_bytes(last));
+    // The length ends the item, so that moving bytes between items changes the hash.
+    mix(&mut h, b.len() as u64);
+    h
+}
+
+fn mix(h: &mut u64, w: u64) {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    *h = (*h ^ w).wrapping_mul(K).rotate_left(31);
 }
 
 /// The cursor of the page after the one that ended with `last`.

@@ -156,7 +156,7 @@ fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)
         .as_ref()
         .and_then(|_| strict::strict_schema_with(&d.input_schema, t.enum_values));
     let strict_part = t.strict.as_deref().unwrap_or_default();
-    let r = Rendered::with_strict(&d, strict).spliced(
+    let r = Rendered::unhashed(&d, strict).spliced(
         &h.json,
         &t.json,
         strict_part,
