@@ -13,10 +13,10 @@ use serde_json::Value;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rendered {
-    /// MCP's text, the default format's (`list_tools` and the fingerprint use it).
+    /// MCP's text, the default format's (`list_tools` reads it).
     pub mcp: String,
-    /// `page::item_hash` of `mcp`: the catalog's fingerprint is made of these.
-    pub mcp_hash: u64,
+    /// `page::item_hash` of `mcp` ([`Rendered::mcp_hash`]).
+    mcp_hash: u64,
     name: String,
     description: String,
     /// The input schema, compact.
@@ -75,6 +75,13 @@ impl Rendered {
         let mut r = Rendered::unhashed(d, super::strict_schema(&d.input_schema));
         r.mcp_hash = item_hash(&r.mcp);
         r
+    }
+
+    /// `page::item_hash` of the MCP text, hashed when the text was made: the catalog's
+    /// fingerprint is made of these.
+    pub fn mcp_hash(&self) -> u64 {
+        debug_assert_eq!(self.mcp_hash, item_hash(&self.mcp));
+        self.mcp_hash
     }
 
     /// The renderings with OpenAI's strict form of the schema given (`bus::splice` works it

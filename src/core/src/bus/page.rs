@@ -160,7 +160,8 @@ pub enum CursorError {
     /// Not a cursor this host gave.
     Malformed(String),
     /// Given for another catalog: the list changed since (a form, canister, refs or builtin
-    /// setting, or an upgrade that changed a tool); start again from the first page.
+    /// setting, or an upgrade that changed a tool or how the fingerprint is made); start again
+    /// from the first page.
     Stale,
 }
 

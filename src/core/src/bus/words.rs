@@ -96,7 +96,7 @@ impl WordSig {
         self.len == 0
     }
 
-    /// At least the number of words the two sets share.
+    /// An upper bound on the number of words the two sets share.
     pub fn shared_at_most(&self, other: &WordSig) -> usize {
         let only = |a: &WordSig, b: &WordSig| -> usize {
             (0..4)

@@ -80,7 +80,8 @@ pub fn list_tools_page<R: Runtime>(rt: &R, args: ListToolsArgs) -> ApiResult<Too
                 Err(CursorError::Stale) => return Err(err(
                     ErrorCode::StaleCursor,
                     "the tool list changed since this cursor was given (a form, canister, refs \
-                     or builtin change, or an upgrade that changed a tool): start again without a cursor",
+                     or builtin change, or an upgrade that changed a tool or how the list's fingerprint is made): \
+                     start again without a cursor",
                 )),
             },
         };
