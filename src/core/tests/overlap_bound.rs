@@ -117,8 +117,8 @@ proptest! {
 }
 
 /// Signatures collide (more words than bits): the bound is still never under what the sets
-/// share, and sets that share nothing but fill every bit are compared word by word (the bound
-/// cannot tell them apart), while small sets on distinct bits are told apart by it alone.
+/// share, and it is loose for large sets (most of their bits set) and tight for small sets on
+/// distinct bits.
 #[test]
 fn colliding_signatures_still_bound_from_above() {
     let a = WordSet::of(&text(&(0..400).collect::<Vec<_>>()));
@@ -126,8 +126,8 @@ fn colliding_signatures_still_bound_from_above() {
     let c = WordSet::of(&text(&(200..600).collect::<Vec<_>>()));
     assert_eq!(a.intersection(&b).count(), 0);
     assert_eq!(a.intersection(&c).count(), 200);
-    // 400 words on 256 bits: the signatures are (nearly) full, so the bound is (nearly) the
-    // whole set; never under the true count.
+    // 400 words on 256 bits: most bits set in both, so the bound is far over what the sets
+    // share (nothing) and never under it.
     assert!(a.sig().shared_at_most(b.sig()) > 300);
     assert!(a.sig().shared_at_most(c.sig()) >= 200);
     // Three words each: found on bits apart (the word ids chosen so), the bound is 0.

@@ -567,11 +567,10 @@ impl Catalog {
 
     /// A tool's plan and method types, cheap to hold across an await.
     pub fn tool(&self, name: &str) -> Option<ToolRef> {
-        self.plans.plans.get(name)?;
         Some(ToolRef {
+            types: self.types(name)?.clone(),
             plans: self.plans.clone(),
             name: name.to_string(),
-            types: self.types(name)?.clone(),
         })
     }
 

@@ -242,7 +242,7 @@ fn fingerprint(c: &catalog::Catalog) -> String {
         .plans
         .plans
         .keys()
-        .filter_map(|n| c.types(n).map(|t| (n, t)))
+        .map(|n| (n, c.types(n).expect("every tool offered has its types")))
         .map(|(n, t)| format!("{n}: {:?} {:?} {:?}", t.env, t.args, t.results))
         .collect();
     let forms: Vec<&str> = c.forms.iter().map(|f| f.id.as_str()).collect();
