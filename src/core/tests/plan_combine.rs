@@ -213,3 +213,51 @@ fn combined_by_name_equals_the_rules_as_first_written() {
         "the pool reaches every rule"
     );
 }
+
+/// The rules kept up to date one form at a time (`Combination`) offer the plans of the rules
+/// applied to every form at once, the very `Arc`s, after every step of random sequences of
+/// forms added, replaced and taken away (forms drawn from the pool above, so that steps change
+/// who confirms a method, clash names and free them again).
+#[test]
+fn the_combination_kept_form_by_form_equals_combining_every_form() {
+    let mut steps_that_changed = 0;
+    for seed in 1..=600u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+        let mut combination = tool_host_core::plan::Combination::default();
+        let mut held: BTreeMap<String, (FormRef, FormTools)> = BTreeMap::new();
+        for step in 0..12 {
+            // A fresh draw of forms f0..f4; one of them set (or taken away) at this step.
+            let drawn = forms(&mut rng);
+            let k = (rng.next() % 5) as usize;
+            let id = format!("f{k}");
+            let before = shown(combination.plans());
+            if rng.next().is_multiple_of(4) {
+                held.remove(&id);
+                combination.set_form(&id, None);
+            } else if let Some((fr, tools)) = drawn.into_iter().find(|(f, _)| f.id == id) {
+                combination.set_form(&id, Some(&tools));
+                held.insert(id.clone(), (fr, tools));
+            }
+            let pairs: Vec<(&FormRef, &FormTools)> = held.values().map(|(f, t)| (f, t)).collect();
+            let all = combine_tool_plans(&pairs);
+            let kept = combination.plans();
+            let names = |p: &ToolPlans| p.plans.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(names(kept), names(&all), "seed {seed}, step {step}");
+            for (n, p) in &all.plans {
+                assert!(
+                    Arc::ptr_eq(p, &kept.plans[n]),
+                    "seed {seed}, step {step}: {n} the very plan"
+                );
+            }
+            assert!(
+                combination.form_ids().eq(held.keys().map(String::as_str)),
+                "seed {seed}, step {step}: the forms"
+            );
+            steps_that_changed += usize::from(shown(kept) != before);
+        }
+    }
+    assert!(
+        steps_that_changed > 1000,
+        "{steps_that_changed} steps changed the plans"
+    );
+}

@@ -11,11 +11,13 @@
 
 mod args;
 mod catalog;
+mod combination;
 mod method;
 mod reader;
 mod safety;
 
 pub use catalog::{build_tool_plans, combine_tool_plans, plan_form, FormTools};
+pub use combination::Combination;
 pub use reader::{host_fill, tag_of, value_tag, Reader, ReaderBuilder};
 pub use safety::{check_plan, is_read_only_effect, FUNDS_METHODS};
 
