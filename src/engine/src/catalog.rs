@@ -18,9 +18,7 @@ use tool_host_core::bus::DeclWords;
 use tool_host_core::bus::{render, ToolDecl, ToolFormat, ToolSource};
 use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::form::{parse_form, ref_sources};
-use tool_host_core::plan::{
-    combine_tool_plans, plan_form, FormRef, FormTools, ToolPlan, ToolPlans,
-};
+use tool_host_core::plan::{plan_form, Combination, FormRef, FormTools, ToolPlan, ToolPlans};
 use tool_host_core::read::Canister;
 
 pub struct Catalog {
@@ -47,10 +45,45 @@ pub struct Catalog {
     /// rebuilds only what it touches (see [`current`]).
     pub entries: BTreeMap<String, Rc<FormEntry>>,
     /// Every form's tools under the rules across forms, before the targets' rule on tools that
-    /// bind no owner (`plans` is this less those): a change of targets starts again from here.
-    combined: Arc<ToolPlans>,
+    /// bind no owner (`plans` is these less those): a change of targets starts again from here,
+    /// a change of forms sets the forms that changed.
+    combined: Combined,
     /// What changed since this catalog was built: forms to read again, and whether targets did.
     stale: Stale,
+}
+
+/// The rules across forms kept up to date with the entries, one changed form at a time.
+#[derive(Default)]
+struct Combined {
+    /// The entries the rules were last set from (a form whose entry is another is set again).
+    from: BTreeMap<String, Rc<FormEntry>>,
+    rules: Combination,
+}
+
+impl Combined {
+    fn plans(&self) -> &Arc<ToolPlans> {
+        self.rules.plans()
+    }
+
+    /// Set to `entries`: the forms gone taken away, the forms new or changed set.
+    fn sync(&mut self, entries: &BTreeMap<String, Rc<FormEntry>>) {
+        let gone: Vec<String> = self
+            .from
+            .keys()
+            .filter(|id| !entries.contains_key(*id))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.rules.set_form(&id, None);
+            self.from.remove(&id);
+        }
+        for (id, e) in entries {
+            if self.from.get(id).is_none_or(|was| !Rc::ptr_eq(was, e)) {
+                self.rules.set_form(id, Some(&e.tools));
+                self.from.insert(id.clone(), e.clone());
+            }
+        }
+    }
 }
 
 /// What changed since a catalog was built, for [`current`] to rebuild just that.
@@ -581,7 +614,7 @@ impl Catalog {
     /// Tool `name` when it is a tool the engine cannot tie to its owner: offered only on a
     /// canister of its form registered for a single owner (see [`with_targets`]).
     pub fn unbound(&self, name: &str) -> Option<Unbound> {
-        Unbound::of(self.combined.plans.get(name)?)
+        Unbound::of(self.combined.plans().plans.get(name)?)
     }
 
     /// Every such tool of the forms `form` takes (by id), by name.
@@ -597,6 +630,7 @@ impl Catalog {
                     .iter()
                     .filter(|p| {
                         self.combined
+                            .plans()
                             .plans
                             .get(&p.name)
                             .is_some_and(|c| Arc::ptr_eq(c, p))
@@ -647,7 +681,12 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
             FormEntry::parse(id.clone(), &stored.json).map(|f| (id, Rc::new(f)))
         })
         .collect();
-    with_forms(state, entries, TargetsPart::read(state))
+    with_forms(
+        state,
+        entries,
+        Combined::default(),
+        TargetsPart::read(state),
+    )
 }
 
 /// The catalog over these form entries (one per stored form that parses) and the stored
@@ -655,11 +694,10 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
 fn with_forms<M: Memory>(
     state: &State<M>,
     entries: BTreeMap<String, Rc<FormEntry>>,
+    mut combined: Combined,
     targets: TargetsPart,
 ) -> Catalog {
-    let pairs: Vec<(&FormRef, &FormTools)> =
-        entries.values().map(|e| (&e.form, &e.tools)).collect();
-    let combined = Arc::new(combine_tool_plans(&pairs));
+    combined.sync(&entries);
     let forms = entries.values().map(|e| e.form.clone()).collect();
     with_targets(state, entries, forms, combined, targets)
 }
@@ -670,7 +708,7 @@ fn with_targets<M: Memory>(
     state: &State<M>,
     entries: BTreeMap<String, Rc<FormEntry>>,
     forms: Vec<FormRef>,
-    combined: Arc<ToolPlans>,
+    combined: Combined,
     targets: TargetsPart,
 ) -> Catalog {
     let revision = state.config.get().catalog_revision;
@@ -722,19 +760,20 @@ fn with_targets<M: Memory>(
         .collect();
     off.sort_unstable();
     let withheld = |p: &Arc<ToolPlan>| off.binary_search(&Arc::as_ptr(p)).is_ok();
-    let plans = if !off.is_empty() && combined.plans.values().any(withheld) {
+    let all = combined.plans();
+    let plans = if !off.is_empty() && all.plans.values().any(withheld) {
         // Only the tools offered are copied (the plans are shared).
         Arc::new(ToolPlans {
-            plans: combined
+            plans: all
                 .plans
                 .iter()
                 .filter(|(_, p)| !withheld(p))
                 .map(|(n, p)| (n.clone(), p.clone()))
                 .collect(),
-            skipped: combined.skipped.clone(),
+            skipped: all.skipped.clone(),
         })
     } else {
-        combined.clone()
+        all.clone()
     };
     Catalog {
         revision,
@@ -762,6 +801,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         mut entries,
         stale,
         forms,
+        plans,
         combined,
         bus,
         prev_bus,
@@ -775,6 +815,9 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
     if stale.forms.is_empty() && !stale.combine && !stale.targets() {
         return build(state);
     }
+    // The offered plans let go of, so that the rules across forms change theirs in place
+    // (unless a call holds them across an await: then they are copied).
+    drop(plans);
     let prev_bus = bus.or(prev_bus);
     let kept = TargetsPart {
         canisters,
@@ -803,7 +846,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
             }
         }
     }
-    let mut fresh = with_forms(state, entries, targets);
+    let mut fresh = with_forms(state, entries, combined, targets);
     fresh.prev_bus = prev_bus;
     fresh
 }
