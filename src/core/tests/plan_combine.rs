@@ -221,7 +221,9 @@ fn combined_by_name_equals_the_rules_as_first_written() {
 #[test]
 fn the_combination_kept_form_by_form_equals_combining_every_form() {
     let mut steps_that_changed = 0;
+    let (mut seen_read_skip, mut seen_reserved, mut seen_clash_freed) = (false, false, false);
     for seed in 1..=600u64 {
+        let mut clashed: BTreeSet<String> = BTreeSet::new();
         let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
         let mut combination = tool_host_core::plan::Combination::default();
         let mut held: BTreeMap<String, (FormRef, FormTools)> = BTreeMap::new();
@@ -253,11 +255,46 @@ fn the_combination_kept_form_by_form_equals_combining_every_form() {
                 combination.form_ids().eq(held.keys().map(String::as_str)),
                 "seed {seed}, step {step}: the forms"
             );
+            // The same forms at once (a catalog built from scratch).
+            let at_once = tool_host_core::plan::Combination::of(
+                held.iter().map(|(id, (_, t))| (id.as_str(), t)),
+            );
+            assert_eq!(
+                names(at_once.plans()),
+                names(&all),
+                "seed {seed}, step {step}: at once"
+            );
+            for (n, p) in &all.plans {
+                assert!(
+                    Arc::ptr_eq(p, &at_once.plans().plans[n]),
+                    "seed {seed}: {n} at once"
+                );
+            }
             steps_that_changed += usize::from(shown(kept) != before);
+            // What the steps reach: reads skipped for another form's confirmation, reserved
+            // names, and a name two candidates clashed on offered again later.
+            seen_read_skip |= all
+                .skipped
+                .iter()
+                .any(|s| s.reason.contains("never also a read"));
+            seen_reserved |= all.skipped.iter().any(|s| s.reason.contains("reserved"));
+            seen_clash_freed |= clashed.iter().any(|n| kept.plans.contains_key(n));
+            clashed.extend(
+                all.skipped
+                    .iter()
+                    .filter_map(|s| s.reason.strip_prefix("its tool name '"))
+                    .filter(|r| r.contains("another method's tool name"))
+                    .filter_map(|r| r.split('\'').next())
+                    .map(String::from),
+            );
         }
     }
     assert!(
         steps_that_changed > 1000,
         "{steps_that_changed} steps changed the plans"
+    );
+    assert!(
+        seen_read_skip && seen_reserved && seen_clash_freed,
+        "the steps reach every rule: {seen_read_skip} {seen_reserved} {seen_clash_freed}"
     );
 }

@@ -65,8 +65,14 @@ impl Combined {
         self.rules.plans()
     }
 
-    /// Set to `entries`: the forms gone taken away, the forms new or changed set.
+    /// Set to `entries`: the forms gone taken away, the forms new or changed set (all at
+    /// once when none is set yet).
     fn sync(&mut self, entries: &BTreeMap<String, Rc<FormEntry>>) {
+        if self.from.is_empty() {
+            self.rules = Combination::of(entries.iter().map(|(id, e)| (id.as_str(), &e.tools)));
+            self.from = entries.clone();
+            return;
+        }
         let gone: Vec<String> = self
             .from
             .keys()

@@ -38,17 +38,37 @@ impl Combination {
         self.forms.keys().map(String::as_str)
     }
 
+    /// The rules over `forms` (by id) at once: what [`Combination::set_form`] of each in turn
+    /// comes to, each name decided once (a catalog built from scratch, after an upgrade).
+    pub fn of<'a>(forms: impl IntoIterator<Item = (&'a str, &'a FormTools)>) -> Combination {
+        let mut c = Combination::default();
+        for (id, tools) in forms {
+            c.index(id, tools);
+        }
+        let plans: Vec<(String, Arc<ToolPlan>)> = c
+            .by_name
+            .keys()
+            .filter_map(|n| Some((n.clone(), c.offered(n)?)))
+            .collect();
+        // In name order: built without a search.
+        c.plans = Arc::new(ToolPlans {
+            plans: plans.into_iter().collect(),
+            skipped: vec![],
+        });
+        c
+    }
+
     /// Form `id` set to `tools` (added or replaced), or taken away (`None`).
     pub fn set_form(&mut self, id: &str, tools: Option<&FormTools>) {
-        let mut names: BTreeSet<String> = BTreeSet::new();
-        let mut methods: BTreeSet<String> = BTreeSet::new();
+        // The plans whose names may be decided otherwise now, and the methods whose reads may.
+        let mut touched: Vec<Arc<ToolPlan>> = vec![];
+        let mut methods: Vec<String> = vec![];
         if let Some(old) = self.forms.remove(id) {
             for p in &old.candidates {
                 remove_plan(&mut self.by_name, &p.name, p);
                 if p.kind == ToolKind::Read {
                     remove_plan(&mut self.reads_by_method, &p.method, p);
                 }
-                names.insert(p.name.clone());
             }
             for m in &old.confirmed {
                 if let Some(forms) = self.confirmed_by.get_mut(m) {
@@ -57,64 +77,74 @@ impl Combination {
                         self.confirmed_by.remove(m);
                     }
                 }
-                methods.insert(m.clone());
             }
+            touched.extend(old.candidates);
+            methods.extend(old.confirmed);
         }
         if let Some(new) = tools {
-            // The rule on reads tells forms apart by the id their plans carry.
-            debug_assert!(new.candidates.iter().all(|p| p.form.id == id));
-            for p in &new.candidates {
-                self.by_name
-                    .entry(p.name.clone())
-                    .or_default()
-                    .push(p.clone());
-                if p.kind == ToolKind::Read {
-                    self.reads_by_method
-                        .entry(p.method.clone())
-                        .or_default()
-                        .push(p.clone());
-                }
-                names.insert(p.name.clone());
-            }
-            for m in &new.confirmed {
-                self.confirmed_by
-                    .entry(m.clone())
-                    .or_default()
-                    .insert(id.to_string());
-                methods.insert(m.clone());
-            }
-            self.forms.insert(
-                id.to_string(),
-                FormTools {
-                    candidates: new.candidates.clone(),
-                    skipped: vec![],
-                    confirmed: new.confirmed.clone(),
-                },
-            );
+            self.index(id, new);
+            touched.extend(new.candidates.iter().cloned());
+            methods.extend(new.confirmed.iter().cloned());
         }
         for m in &methods {
             if let Some(reads) = self.reads_by_method.get(m) {
-                names.extend(reads.iter().map(|p| p.name.clone()));
+                touched.extend(reads.iter().cloned());
             }
         }
-        let decided: Vec<(String, Option<Arc<ToolPlan>>)> = names
+        touched.sort_by(|a, b| a.name.cmp(&b.name));
+        touched.dedup_by(|a, b| a.name == b.name);
+        let decided: Vec<(Arc<ToolPlan>, Option<Arc<ToolPlan>>)> = touched
             .into_iter()
-            .map(|n| {
-                let p = self.offered(&n);
-                (n, p)
+            .map(|t| {
+                let p = self.offered(&t.name);
+                (t, p)
             })
             .collect();
         let plans = &mut Arc::make_mut(&mut self.plans).plans;
-        for (n, p) in decided {
+        for (t, p) in decided {
             match p {
-                Some(p) => {
-                    plans.insert(n, p);
-                }
+                Some(p) => match plans.get_mut(&t.name) {
+                    Some(was) => *was = p,
+                    None => {
+                        plans.insert(t.name.clone(), p);
+                    }
+                },
                 None => {
-                    plans.remove(&n);
+                    plans.remove(&t.name);
                 }
             }
         }
+    }
+
+    /// `tools` entered in the indexes as form `id`'s (none of its tools there yet).
+    fn index(&mut self, id: &str, tools: &FormTools) {
+        // The rule on reads tells forms apart by the id their plans carry.
+        debug_assert!(tools.candidates.iter().all(|p| p.form.id == id));
+        for p in &tools.candidates {
+            push_plan(&mut self.by_name, &p.name, p);
+            if p.kind == ToolKind::Read {
+                push_plan(&mut self.reads_by_method, &p.method, p);
+            }
+        }
+        for m in &tools.confirmed {
+            match self.confirmed_by.get_mut(m) {
+                Some(forms) => {
+                    forms.insert(id.to_string());
+                }
+                None => {
+                    self.confirmed_by
+                        .insert(m.clone(), BTreeSet::from([id.to_string()]));
+                }
+            }
+        }
+        self.forms.insert(
+            id.to_string(),
+            FormTools {
+                candidates: tools.candidates.clone(),
+                skipped: vec![],
+                confirmed: tools.confirmed.clone(),
+            },
+        );
     }
 
     /// The plan offered under `name`, by the rules of `combine_tool_plans`: a read of a method
@@ -139,6 +169,16 @@ impl Combination {
                 .confirmed_by
                 .get(&p.method)
                 .is_some_and(|forms| forms.iter().any(|f| *f != p.form.id))
+    }
+}
+
+/// `p` put in `key`'s list (the key copied only when it is new).
+fn push_plan(map: &mut BTreeMap<String, Vec<Arc<ToolPlan>>>, key: &str, p: &Arc<ToolPlan>) {
+    match map.get_mut(key) {
+        Some(list) => list.push(p.clone()),
+        None => {
+            map.insert(key.to_string(), vec![p.clone()]);
+        }
     }
 }
 
