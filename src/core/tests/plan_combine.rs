@@ -287,6 +287,10 @@ fn the_combination_kept_form_by_form_equals_combining_every_form() {
                     .filter_map(|r| r.split('\'').next())
                     .map(String::from),
             );
+            // Now and then the next steps go on from the combination made at once.
+            if rng.next().is_multiple_of(3) {
+                combination = at_once;
+            }
         }
     }
     assert!(
