@@ -512,20 +512,11 @@ fn registering_a_form_keeps_the_other_forms_entries() {
     }
 }
 
-/// A form whose tools bind no owner, on a canister several owners share, loses only its own
-/// tools: not another form's tool of a name it also planned (which combining forms gave to
-/// the other).
-#[test]
-fn the_rule_on_unbound_tools_takes_away_only_the_forms_own() {
-    let w = World::new();
-    for (id, form) in [
-        ("shadow_send", shadow_send()),
-        ("shadow_read", shadow_read()),
-        ("icrc1", pack("icrc1")),
-        ("vault", vault()),
-    ] {
+/// The forms registered, in order (each must be accepted).
+fn register_forms(w: &World, forms: Vec<(&str, Value)>) {
+    for (id, form) in forms {
         registry::register_form(
-            &*w,
+            w,
             controller(),
             RegisterFormArgs {
                 id: id.into(),
@@ -534,19 +525,41 @@ fn the_rule_on_unbound_tools_takes_away_only_the_forms_own() {
         )
         .unwrap();
     }
+}
+
+/// The ledger registered (or registered again) under label TKA with `forms`, for `owner` alone
+/// or shared.
+fn register_ledger(w: &World, forms: &[&str], owner: Option<candid::Principal>) {
     futures::executor::block_on(registry::register_canister(
-        &*w,
+        w,
         controller(),
         RegisterCanisterArgs {
             id: ledger_id(),
             label: Some("TKA".into()),
-            forms: ["icrc1", "shadow_read", "shadow_send", "vault"]
-                .map(String::from)
-                .to_vec(),
-            owner: None,
+            forms: forms.iter().map(|f| f.to_string()).collect(),
+            owner,
         },
     ))
     .unwrap();
+}
+
+/// A form whose tools bind no owner, on a canister several owners share, loses only its own
+/// tools: not another form's tool of a name it also planned (which combining forms gave to
+/// the other).
+#[test]
+fn the_rule_on_unbound_tools_takes_away_only_the_forms_own() {
+    let w = World::new();
+    register_forms(
+        &w,
+        vec![
+            ("shadow_send", shadow_send()),
+            ("shadow_read", shadow_read()),
+            ("icrc1", pack("icrc1")),
+            ("vault", vault()),
+        ],
+    );
+    let forms = ["icrc1", "shadow_read", "shadow_send", "vault"];
+    register_ledger(&w, &forms, None);
     let mut s = w.state.borrow_mut();
     let cat = catalog::current(&mut s);
     check_unbound(cat);
@@ -585,19 +598,7 @@ fn the_rule_on_unbound_tools_takes_away_only_the_forms_own() {
     // Registered for a single owner, the canister offers the forms' tools that bind no owner
     // (the reads' names still the other forms' tools); shared again, it takes them away.
     for (single, offered) in [(true, true), (false, false)] {
-        futures::executor::block_on(registry::register_canister(
-            &*w,
-            controller(),
-            RegisterCanisterArgs {
-                id: ledger_id(),
-                label: Some("TKA".into()),
-                forms: ["icrc1", "shadow_read", "shadow_send", "vault"]
-                    .map(String::from)
-                    .to_vec(),
-                owner: single.then(owner),
-            },
-        ))
-        .unwrap();
+        register_ledger(&w, &forms, single.then(owner));
         let mut s = w.state.borrow_mut();
         let cat = catalog::current(&mut s);
         check_unbound(cat);
@@ -744,34 +745,15 @@ fn a_bus_built_after_several_changes_lends_no_form_another_forms_tool() {
 
 fn several_changes_then_the_bus(change_target: bool) {
     let w = World::new();
-    for (id, form) in [
-        ("shadow_send", shadow_send()),
-        ("shadow_read", shadow_read()),
-        ("icrc1", pack("icrc1")),
-    ] {
-        registry::register_form(
-            &*w,
-            controller(),
-            RegisterFormArgs {
-                id: id.into(),
-                json: form.to_string(),
-            },
-        )
-        .unwrap();
-    }
-    futures::executor::block_on(registry::register_canister(
-        &*w,
-        controller(),
-        RegisterCanisterArgs {
-            id: ledger_id(),
-            label: Some("TKA".into()),
-            forms: ["icrc1", "shadow_read", "shadow_send"]
-                .map(String::from)
-                .to_vec(),
-            owner: Some(owner()),
-        },
-    ))
-    .unwrap();
+    register_forms(
+        &w,
+        vec![
+            ("shadow_send", shadow_send()),
+            ("shadow_read", shadow_read()),
+            ("icrc1", pack("icrc1")),
+        ],
+    );
+    register_ledger(&w, &["icrc1", "shadow_read", "shadow_send"], Some(owner()));
     let before = bus(&w);
     let held = before.decl("prepare_icrc1_transfer").expect("icrc1's tool");
     assert!(
