@@ -63,7 +63,8 @@ pub(super) fn warnings_against_with(
     for (i, (a, aw)) in sorted.iter().zip(&new_words).enumerate() {
         let later = sorted[i + 1..].iter().copied().zip(&new_words[i + 1..]);
         for (b, bw) in later.chain(held.iter().copied()) {
-            if b.name == a.name || !may_reach_threshold(aw.sig(), bw.sig()) {
+            // The bound first: most pairs stop there, before their names are compared.
+            if !may_reach_threshold(aw.sig(), bw.sig()) || b.name == a.name {
                 continue;
             }
             let s = jaccard_permille(aw, bw);
