@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use tool_host_core::builtin::is_reserved_name;
 use tool_host_core::plan::{
-    combine_tool_plans, plan_form, FormRef, FormTools, Skip, ToolKind, ToolPlans, COMMIT_TOOL,
+    combine_tool_plans, plan_form, FormRef, FormTools, Skip, ToolKind, ToolPlan, ToolPlans,
+    COMMIT_TOOL,
 };
 
 /// The rules as first written (a `BTreeMap` searched per tool), the oracle.
@@ -215,58 +216,137 @@ fn combined_by_name_equals_the_rules_as_first_written() {
 }
 
 /// The rules kept up to date one form at a time (`Combination`) offer the plans of the rules
-/// applied to every form at once, the very `Arc`s, after every step of random sequences of
-/// forms added, replaced and taken away (forms drawn from the pool above, so that steps change
+/// applied to every form at once less the plans withheld, the very `Arc`s, after every step of
+/// random sequences of forms added, replaced and taken away, one by one or synced to a map,
+/// and of plans withheld and released (forms drawn from the pool above, so that steps change
 /// who confirms a method, clash names and free them again).
 #[test]
 fn the_combination_kept_form_by_form_equals_combining_every_form() {
     let mut steps_that_changed = 0;
     let (mut seen_read_skip, mut seen_reserved, mut seen_clash_freed) = (false, false, false);
+    let (mut seen_withheld, mut seen_released, mut seen_withheld_kept_name) = (0, 0, 0);
     for seed in 1..=600u64 {
         let mut clashed: BTreeSet<String> = BTreeSet::new();
         let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
         let mut combination = tool_host_core::plan::Combination::default();
-        let mut held: BTreeMap<String, (FormRef, FormTools)> = BTreeMap::new();
+        let mut held: BTreeMap<String, (FormRef, Arc<FormTools>)> = BTreeMap::new();
+        // The plans withheld, by form: each step keeps, changes or drops each form's.
+        let mut withheld: BTreeMap<String, Vec<Arc<ToolPlan>>> = BTreeMap::new();
         for step in 0..12 {
             // A fresh draw of forms f0..f4; one of them set (or taken away) at this step.
             let drawn = forms(&mut rng);
             let k = (rng.next() % 5) as usize;
             let id = format!("f{k}");
             let before = shown(combination.plans());
+            let one_by_one = !rng.next().is_multiple_of(3);
             if rng.next().is_multiple_of(4) {
                 held.remove(&id);
-                combination.set_form(&id, None);
+                if one_by_one {
+                    combination.set_form(&id, None);
+                }
             } else if let Some((fr, tools)) = drawn.into_iter().find(|(f, _)| f.id == id) {
-                combination.set_form(&id, Some(&tools));
+                let tools = Arc::new(tools);
+                if one_by_one {
+                    combination.set_form(&id, Some(&tools));
+                }
                 held.insert(id.clone(), (fr, tools));
             }
-            let pairs: Vec<(&FormRef, &FormTools)> = held.values().map(|(f, t)| (f, t)).collect();
+            if !one_by_one {
+                // A form left as it was is kept (its very `Arc`), the rest set.
+                combination.sync(held.iter().map(|(id, (_, t))| (id.as_str(), t)));
+            }
+            // The plans withheld now: a form's own candidates, kept, drawn again or none.
+            let was_withheld = withheld.clone();
+            withheld.retain(|f, w| {
+                held.get(f).is_some_and(|(_, t)| {
+                    w.iter()
+                        .all(|p| t.candidates.iter().any(|q| Arc::ptr_eq(p, q)))
+                })
+            });
+            for (f, (_, t)) in &held {
+                match rng.next() % 4 {
+                    0 => {
+                        withheld.remove(f);
+                    }
+                    1 => {
+                        let w: Vec<Arc<ToolPlan>> = t
+                            .candidates
+                            .iter()
+                            .filter(|_| rng.next().is_multiple_of(2))
+                            .cloned()
+                            .collect();
+                        withheld.insert(f.clone(), w);
+                    }
+                    _ => {}
+                }
+            }
+            combination.withhold(withheld.iter().map(|(f, w)| (f.as_str(), w.as_slice())));
+            let is_withheld = |p: &Arc<ToolPlan>| {
+                withheld
+                    .get(&p.form.id)
+                    .is_some_and(|w| w.iter().any(|q| Arc::ptr_eq(p, q)))
+            };
+            let pairs: Vec<(&FormRef, &FormTools)> =
+                held.values().map(|(f, t)| (f, &**t)).collect();
             let all = combine_tool_plans(&pairs);
+            let offered: BTreeMap<&String, &Arc<ToolPlan>> =
+                all.plans.iter().filter(|(_, p)| !is_withheld(p)).collect();
             let kept = combination.plans();
             let names = |p: &ToolPlans| p.plans.keys().cloned().collect::<Vec<_>>();
-            assert_eq!(names(kept), names(&all), "seed {seed}, step {step}");
-            for (n, p) in &all.plans {
+            assert_eq!(
+                names(kept),
+                offered.keys().map(|n| n.to_string()).collect::<Vec<_>>(),
+                "seed {seed}, step {step}"
+            );
+            for (n, p) in &offered {
                 assert!(
-                    Arc::ptr_eq(p, &kept.plans[n]),
+                    Arc::ptr_eq(p, &kept.plans[*n]),
                     "seed {seed}, step {step}: {n} the very plan"
                 );
             }
+            // What the rules decide, offered or withheld; a name no plan takes, none.
+            let candidates: Vec<&Arc<ToolPlan>> =
+                held.values().flat_map(|(_, t)| &t.candidates).collect();
+            for p in &candidates {
+                assert_eq!(
+                    combination.decided(&p.name).as_ref().map(Arc::as_ptr),
+                    all.plans.get(&p.name).map(Arc::as_ptr),
+                    "seed {seed}, step {step}: {} decided",
+                    p.name
+                );
+                // A withheld plan still clashes: another form's plan of its name not offered.
+                seen_withheld_kept_name += usize::from(
+                    is_withheld(p)
+                        && candidates
+                            .iter()
+                            .any(|q| q.name == p.name && q.form.id != p.form.id && !is_withheld(q))
+                        && !all.plans.contains_key(&p.name),
+                );
+            }
+            seen_withheld += usize::from(all.plans.values().any(is_withheld));
+            seen_released += usize::from(
+                was_withheld
+                    .values()
+                    .flatten()
+                    .any(|p| kept.plans.get(&p.name).is_some_and(|q| Arc::ptr_eq(p, q))),
+            );
             assert!(
                 combination.form_ids().eq(held.keys().map(String::as_str)),
                 "seed {seed}, step {step}: the forms"
             );
-            // The same forms at once (a catalog built from scratch).
-            let at_once = tool_host_core::plan::Combination::of(
+            // The same forms at once (a catalog built from scratch), the same plans withheld.
+            let mut at_once = tool_host_core::plan::Combination::of(
                 held.iter().map(|(id, (_, t))| (id.as_str(), t)),
             );
+            at_once.withhold(withheld.iter().map(|(f, w)| (f.as_str(), w.as_slice())));
             assert_eq!(
                 names(at_once.plans()),
-                names(&all),
+                names(kept),
                 "seed {seed}, step {step}: at once"
             );
-            for (n, p) in &all.plans {
+            for (n, p) in &offered {
                 assert!(
-                    Arc::ptr_eq(p, &at_once.plans().plans[n]),
+                    Arc::ptr_eq(p, &at_once.plans().plans[*n]),
                     "seed {seed}: {n} at once"
                 );
             }
@@ -300,5 +380,11 @@ fn the_combination_kept_form_by_form_equals_combining_every_form() {
     assert!(
         seen_read_skip && seen_reserved && seen_clash_freed,
         "the steps reach every rule: {seen_read_skip} {seen_reserved} {seen_clash_freed}"
+    );
+    // Plans withheld, offered again once released, and a withheld plan's name refused to
+    // another form's plan (it still takes its name).
+    assert!(
+        seen_withheld > 1500 && seen_released > 400 && seen_withheld_kept_name > 2000,
+        "withheld {seen_withheld}, released {seen_released}, name kept {seen_withheld_kept_name}"
     );
 }

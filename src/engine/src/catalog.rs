@@ -23,7 +23,6 @@ use tool_host_core::read::Canister;
 
 pub struct Catalog {
     pub revision: u64,
-    pub forms: Vec<FormRef>,
     pub plans: Arc<ToolPlans>,
     /// Shared, so that a call holds them across its awaits without a copy.
     pub canisters: Rc<Vec<Canister>>,
@@ -36,6 +35,8 @@ pub struct Catalog {
     pub icrc3: std::collections::BTreeSet<Principal>,
     /// Targets registered for a single owner, and that owner.
     pub single_owner: BTreeMap<Principal, Principal>,
+    /// How many of them name each form (`TargetsPart::single_owner_forms`).
+    single_owner_forms: BTreeMap<String, u32>,
     /// The bus over these plans and the builtin settings, built on first use.
     pub bus: Option<Rc<Bus>>,
     /// The bus before the last change, until the next is built: the form tools it declared
@@ -44,52 +45,12 @@ pub struct Catalog {
     /// Each stored form as parsed and planned, by id: kept across rebuilds, so that a change
     /// rebuilds only what it touches (see [`current`]).
     pub entries: BTreeMap<String, Rc<FormEntry>>,
-    /// Every form's tools under the rules across forms, before the targets' rule on tools that
-    /// bind no owner (`plans` is these less those): a change of targets starts again from here,
-    /// a change of forms sets the forms that changed.
-    combined: Combined,
+    /// Every form's tools under the rules across forms, less the tools the targets' rule
+    /// withholds (`plans` is its plans): kept up to date with the forms that changed and what
+    /// the targets withhold.
+    combined: Combination,
     /// What changed since this catalog was built: forms to read again, and whether targets did.
     stale: Stale,
-}
-
-/// The rules across forms kept up to date with the entries, one changed form at a time.
-#[derive(Default)]
-struct Combined {
-    /// The entries the rules were last set from (a form whose entry is another is set again).
-    from: BTreeMap<String, Rc<FormEntry>>,
-    rules: Combination,
-}
-
-impl Combined {
-    fn plans(&self) -> &Arc<ToolPlans> {
-        self.rules.plans()
-    }
-
-    /// Set to `entries`: the forms gone taken away, the forms new or changed set (all at
-    /// once when none is set yet).
-    fn sync(&mut self, entries: &BTreeMap<String, Rc<FormEntry>>) {
-        if self.from.is_empty() {
-            self.rules = Combination::of(entries.iter().map(|(id, e)| (id.as_str(), &e.tools)));
-            self.from = entries.clone();
-            return;
-        }
-        let gone: Vec<String> = self
-            .from
-            .keys()
-            .filter(|id| !entries.contains_key(*id))
-            .cloned()
-            .collect();
-        for id in gone {
-            self.rules.set_form(&id, None);
-            self.from.remove(&id);
-        }
-        for (id, e) in entries {
-            if self.from.get(id).is_none_or(|was| !Rc::ptr_eq(was, e)) {
-                self.rules.set_form(id, Some(&e.tools));
-                self.from.insert(id.clone(), e.clone());
-            }
-        }
-    }
 }
 
 /// What changed since a catalog was built, for [`current`] to rebuild just that.
@@ -119,6 +80,10 @@ struct TargetsPart {
     texts: Rc<Vec<String>>,
     icrc3: std::collections::BTreeSet<Principal>,
     single_owner: BTreeMap<Principal, Principal>,
+    /// How many canisters registered for a single owner name each form: kept with each
+    /// change of a target, so that the rule on tools that bind no owner finds the forms no
+    /// such canister applies to without reading every canister's forms at every rebuild.
+    single_owner_forms: BTreeMap<String, u32>,
     /// Which making of the targets' part this is: a bus built over the same one keeps its
     /// form tools (see `build_bus`).
     made: u64,
@@ -144,6 +109,7 @@ impl TargetsPart {
             texts: Default::default(),
             icrc3: Default::default(),
             single_owner: Default::default(),
+            single_owner_forms: Default::default(),
             made: next_made(),
         };
         let mut canisters = vec![];
@@ -169,8 +135,31 @@ impl TargetsPart {
         }
         if let Some(o) = t.owner {
             self.single_owner.insert(id, o);
+            for f in &t.forms {
+                match self.single_owner_forms.get_mut(f) {
+                    Some(n) => *n += 1,
+                    None => {
+                        self.single_owner_forms.insert(f.clone(), 1);
+                    }
+                }
+            }
         }
         target_canister(id, t)
+    }
+
+    /// Target `id`'s flags as noted for canister `was` taken back (it is made again, or gone).
+    fn forget(&mut self, id: &Principal, was: Option<&Canister>) {
+        self.icrc3.remove(id);
+        if self.single_owner.remove(id).is_some() {
+            for f in was.and_then(|c| c.forms.as_ref()).into_iter().flatten() {
+                if let Some(n) = self.single_owner_forms.get_mut(f) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.single_owner_forms.remove(f);
+                    }
+                }
+            }
+        }
     }
 
     /// This part with the targets `changed` made again from the stored ones (registered,
@@ -190,9 +179,8 @@ impl TargetsPart {
         // the canisters as they were, and the bus's form tools with them.
         let mut moved = false;
         for id in changed {
-            self.icrc3.remove(id);
-            self.single_owner.remove(id);
             let at = canisters.binary_search_by(|c| c.id.cmp(id));
+            self.forget(id, at.ok().map(|i| &canisters[i]));
             match (at, state.targets.get(id)) {
                 (Ok(i), Some(t)) => {
                     let c = self.canister(*id, &t);
@@ -270,7 +258,9 @@ impl Unbound {
 /// tool's method types built once, reused by every rebuild while the form stays as stored.
 pub struct FormEntry {
     pub form: FormRef,
-    pub tools: FormTools,
+    /// Shared with the rules across forms ([`Combination`]): a form whose tools are another
+    /// `Arc` is a form set again.
+    pub tools: Arc<FormTools>,
     /// Method types of each candidate tool (the tools of one method share them).
     pub types: BTreeMap<String, Rc<MethodTypes>>,
     /// The refs the form reads (`query:…`), and the queries it declares without arguments
@@ -354,7 +344,7 @@ impl FormEntry {
             .collect();
         FormEntry {
             form,
-            tools,
+            tools: Arc::new(tools),
             types,
             ref_sources,
             ref_queries,
@@ -381,8 +371,6 @@ pub struct Bus {
     pub builtins: std::collections::BTreeSet<Builtin>,
     /// `current_time`'s zone when the caller names none.
     pub zone: String,
-    /// Prepare tools (a selection that offers one offers `commit` too).
-    pub prepare_tools: std::collections::BTreeSet<String>,
     /// Each tool of `decls` rendered once in every page format (MCP's compact JSON, and the
     /// parts the others are put together from): `list_tools` and `list_tools_page` copy them.
     pub items: Vec<Rc<Rendered>>,
@@ -391,10 +379,11 @@ pub struct Bus {
     /// The catalog's fingerprint (`bus::page::fingerprint` of the tools' MCP texts): a page's
     /// cursor carries it.
     pub fingerprint: u64,
-    /// What the form tools were declared from: the forms' entries and the canisters (which
-    /// making of them). The next bus keeps a tool's declaration and rendering when both are
-    /// the same (a form registered then costs its own tools, not every form's).
-    entries: BTreeMap<String, Rc<FormEntry>>,
+    /// What each tool of `decls` was declared from: a form tool's plan (the very `Arc`),
+    /// `None` for `commit` and the builtins; and the canisters (which making of them). The next
+    /// bus keeps a tool's declaration and rendering when both are the same (a form registered
+    /// then costs its own tools, not every form's).
+    plans: Vec<Option<Arc<ToolPlan>>>,
     targets_made: u64,
 }
 
@@ -410,6 +399,16 @@ impl Bus {
         self.decls.iter().map(|d| d.name.as_str()).collect()
     }
 
+    /// Whether tool `name` is a prepare tool (a selection that offers one offers `commit`
+    /// too): told by its plan, not kept in a set of names made again at every rebuild.
+    pub fn is_prepare(&self, name: &str) -> bool {
+        self.decls
+            .binary_search_by(|d| d.name.as_str().cmp(name))
+            .ok()
+            .and_then(|i| self.plans[i].as_ref())
+            .is_some_and(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
+    }
+
     /// An enabled builtin of this name (a disabled one is no tool at all).
     pub fn builtin(&self, name: &str) -> Option<Builtin> {
         Builtin::from_name(name).filter(|b| self.builtins.contains(b))
@@ -417,6 +416,16 @@ impl Bus {
 
     pub fn render(&self, decls: &[&ToolDecl], format: ToolFormat) -> String {
         render(decls, format)
+    }
+
+    /// Tool `i` as held, to keep in the next bus.
+    fn tool(&self, i: usize) -> Tool {
+        Tool {
+            decl: self.decls[i].clone(),
+            text: self.items[i].clone(),
+            words: self.words[i].clone(),
+            plan: self.plans[i].clone(),
+        }
     }
 }
 
@@ -439,61 +448,48 @@ pub fn pins_of(c: &crate::model::BusConfig) -> std::collections::BTreeSet<String
 /// search by name and by form cost registering the 50th form 0.6 M on 10 ledgers).
 struct KeptTools<'a> {
     prev: Option<&'a Bus>,
-    /// The forms whose entry is not the one `prev` was built from (usually one, or none).
-    changed: std::collections::BTreeSet<&'a str>,
     /// Where in `prev`'s tools the walk is.
     at: usize,
 }
 
-impl<'a> KeptTools<'a> {
-    fn new(prev: Option<&'a Bus>, cat: &'a Catalog) -> KeptTools<'a> {
-        let changed = match prev {
-            Some(b) => cat
-                .entries
-                .iter()
-                .filter(|(id, e)| b.entries.get(*id).is_none_or(|was| !Rc::ptr_eq(was, e)))
-                .map(|(id, _)| id.as_str())
-                .collect(),
-            None => Default::default(),
-        };
-        KeptTools {
-            prev,
-            changed,
-            at: 0,
-        }
-    }
-
-    /// Plan `p`'s tool as `prev` holds it when its form's entry is the one `prev` was built
-    /// from, so that its plan is the same: its declaration and renderings are still this
+impl KeptTools<'_> {
+    /// Plan `p`'s tool as `prev` holds it when `prev` declared it from this very plan (a plan
+    /// is made once, with its form's entry): its declaration and renderings are still this
     /// catalog's when the canisters are the same too, its words whatever they are (they are
     /// the tool's name, title, description and input names). Asked in name order.
-    fn of(&mut self, p: &ToolPlan) -> Option<Tool> {
+    fn of(&mut self, p: &Arc<ToolPlan>) -> Option<Tool> {
         let b = self.prev?;
-        if self.changed.contains(p.form.id.as_str()) {
-            return None;
-        }
         while self.at < b.decls.len() && b.decls[self.at].name < p.name {
             self.at += 1;
         }
-        let d = b.decls.get(self.at).filter(|d| d.name == p.name)?;
-        let from_form = matches!(&d.source, ToolSource::Form { form_id } if *form_id == p.form.id);
-        from_form.then(|| {
-            (
-                d.clone(),
-                b.items[self.at].clone(),
-                b.words[self.at].clone(),
-            )
-        })
+        let same = b
+            .plans
+            .get(self.at)?
+            .as_ref()
+            .is_some_and(|q| Arc::ptr_eq(q, p));
+        same.then(|| b.tool(self.at))
     }
 }
 
-/// A tool as the bus holds it: its declaration, its texts and its words.
-type Tool = (Rc<ToolDecl>, Rc<Rendered>, Rc<DeclWords>);
+/// A tool as the bus holds it: its declaration, its texts, its words, and its plan (a form
+/// tool's).
+struct Tool {
+    decl: Rc<ToolDecl>,
+    text: Rc<Rendered>,
+    words: Rc<DeclWords>,
+    plan: Option<Arc<ToolPlan>>,
+}
 
-fn tool(d: ToolDecl) -> Tool {
-    let t = Rc::new(Rendered::new(&d));
-    let w = Rc::new(DeclWords::of(&d));
-    (Rc::new(d), t, w)
+impl Tool {
+    /// `commit` or a builtin, declared as `d`.
+    fn host(d: ToolDecl) -> Tool {
+        Tool {
+            text: Rc::new(Rendered::new(&d)),
+            words: Rc::new(DeclWords::of(&d)),
+            decl: Rc::new(d),
+            plan: None,
+        }
+    }
 }
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
@@ -501,16 +497,16 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
     let same_canisters = prev.is_some_and(|b| b.targets_made == cat.targets_made);
     // Each form's canister part, worked out on its first tool declared again.
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
-    let mut kept_tools = KeptTools::new(prev, cat);
+    let mut kept_tools = KeptTools { prev, at: 0 };
     let mut tools: Vec<Tool> = cat
         .plans
         .plans
         .values()
         .map(|p| {
-            let kept = kept_tools.of(p);
-            if let Some(tool) = kept.as_ref().filter(|_| same_canisters) {
-                return tool.clone();
-            }
+            let words = match kept_tools.of(p) {
+                Some(tool) if same_canisters => return tool,
+                kept => kept.map(|t| t.words),
+            };
             let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
                 tool_host_core::schema::FormCanisters::with_texts(
                     &p.form.id,
@@ -519,11 +515,12 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                 )
             });
             let (d, t) = tool_host_core::bus::splice::form_tool(p, part);
-            let w = match kept {
-                Some((_, _, w)) => w,
-                None => Rc::new(DeclWords::of(&d)),
-            };
-            (Rc::new(d), Rc::new(t), w)
+            Tool {
+                words: words.unwrap_or_else(|| Rc::new(DeclWords::of(&d))),
+                decl: Rc::new(d),
+                text: Rc::new(t),
+                plan: Some(p.clone()),
+            }
         })
         .collect();
     let zone = c
@@ -540,14 +537,13 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
             .decls
             .binary_search_by(|d| d.name.as_str().cmp(name))
             .ok()?;
-        (b.decls[i].source == *source)
-            .then(|| (b.decls[i].clone(), b.items[i].clone(), b.words[i].clone()))
+        (b.decls[i].source == *source).then(|| b.tool(i))
     };
     if cat.plans.has_commit() {
         let commit = tool_host_core::plan::COMMIT_TOOL;
         tools.push(
             host_tool(commit, &ToolSource::Host, false)
-                .unwrap_or_else(|| tool(tool_host_core::bus::commit_decl())),
+                .unwrap_or_else(|| Tool::host(tool_host_core::bus::commit_decl())),
         );
     }
     let builtins: std::collections::BTreeSet<Builtin> = c
@@ -557,28 +553,23 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         .collect();
     tools.extend(builtins.iter().map(|b| {
         host_tool(b.name(), &ToolSource::Builtin, b.decl_reads_zone())
-            .unwrap_or_else(|| tool(b.decl(&zone)))
+            .unwrap_or_else(|| Tool::host(b.decl(&zone)))
     }));
-    tools.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-    tools.dedup_by(|a, b| a.0.name == b.0.name);
+    tools.sort_by(|a, b| a.decl.name.cmp(&b.decl.name));
+    tools.dedup_by(|a, b| a.decl.name == b.decl.name);
     let mut decls = Vec::with_capacity(tools.len());
     let mut items = Vec::with_capacity(tools.len());
     let mut words = Vec::with_capacity(tools.len());
-    for (d, t, w) in tools {
-        decls.push(d);
-        items.push(t);
-        words.push(w);
+    let mut plans = Vec::with_capacity(tools.len());
+    for t in tools {
+        decls.push(t.decl);
+        items.push(t.text);
+        words.push(t.words);
+        plans.push(t.plan);
     }
     let pinned = pins_of(c)
         .into_iter()
         .filter(|n| decls.iter().any(|d| &d.name == n))
-        .collect();
-    let prepare_tools = cat
-        .plans
-        .plans
-        .values()
-        .filter(|p| p.kind == tool_host_core::plan::ToolKind::Prepare)
-        .map(|p| p.name.clone())
         .collect();
     let fingerprint = tool_host_core::bus::page::fingerprint_of(items.iter().map(|t| t.mcp_hash()));
     Bus {
@@ -586,11 +577,10 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         pinned,
         builtins,
         zone,
-        prepare_tools,
         items,
         words,
         fingerprint,
-        entries: cat.entries.clone(),
+        plans,
         targets_made: cat.targets_made,
     }
 }
@@ -620,7 +610,7 @@ impl Catalog {
     /// Tool `name` when it is a tool the engine cannot tie to its owner: offered only on a
     /// canister of its form registered for a single owner (see [`with_targets`]).
     pub fn unbound(&self, name: &str) -> Option<Unbound> {
-        Unbound::of(self.combined.plans().plans.get(name)?)
+        Unbound::of(&*self.combined.decided(name)?)
     }
 
     /// Every such tool of the forms `form` takes (by id), by name.
@@ -636,10 +626,8 @@ impl Catalog {
                     .iter()
                     .filter(|p| {
                         self.combined
-                            .plans()
-                            .plans
-                            .get(&p.name)
-                            .is_some_and(|c| Arc::ptr_eq(c, p))
+                            .decided(&p.name)
+                            .is_some_and(|c| Arc::ptr_eq(&c, p))
                     })
                     .filter_map(|p| Some((p.name.clone(), Unbound::of(p)?)))
             })
@@ -690,7 +678,7 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
     with_forms(
         state,
         entries,
-        Combined::default(),
+        Combination::default(),
         TargetsPart::read(state),
     )
 }
@@ -700,12 +688,11 @@ pub fn build<M: Memory>(state: &State<M>) -> Catalog {
 fn with_forms<M: Memory>(
     state: &State<M>,
     entries: BTreeMap<String, Rc<FormEntry>>,
-    mut combined: Combined,
+    mut combined: Combination,
     targets: TargetsPart,
 ) -> Catalog {
-    combined.sync(&entries);
-    let forms = entries.values().map(|e| e.form.clone()).collect();
-    with_targets(state, entries, forms, combined, targets)
+    combined.sync(entries.iter().map(|(id, e)| (id.as_str(), &e.tools)));
+    with_targets(state, entries, combined, targets)
 }
 
 /// The catalog over these forms' tools and the stored targets: the canisters, and the rule on
@@ -713,8 +700,7 @@ fn with_forms<M: Memory>(
 fn with_targets<M: Memory>(
     state: &State<M>,
     entries: BTreeMap<String, Rc<FormEntry>>,
-    forms: Vec<FormRef>,
-    combined: Combined,
+    mut combined: Combination,
     targets: TargetsPart,
 ) -> Catalog {
     let revision = state.config.get().catalog_revision;
@@ -723,6 +709,7 @@ fn with_targets<M: Memory>(
         texts: canister_texts,
         icrc3,
         single_owner,
+        single_owner_forms,
         made: targets_made,
     } = targets;
     // A call the tool host makes acts with all its authority on the target, over every
@@ -736,60 +723,36 @@ fn with_targets<M: Memory>(
     // registering the 50th form 4.4 M when each form's tools were taken away).
 
     // The forms with such tools that no canister registered for a single owner applies to:
-    // each single-owner canister's forms struck off until none is left (looked up per form and
-    // canister, they cost registering the 50th form 1.1 M on 10 ledgers; every canister's
-    // forms gathered first, the catalog 10 M more on 100). A target's canister names its forms
-    // (`target_canister`): none applies to every form.
-    debug_assert!(canisters.iter().all(|c| c.forms.is_some()));
-    let mut shared_only: std::collections::BTreeSet<&str> = entries
-        .values()
-        .filter(|e| !e.unbound.is_empty())
-        .map(|e| e.form.id.as_str())
-        .collect();
-    for c in canisters.iter() {
-        if shared_only.is_empty() {
-            break;
-        }
-        if single_owner.contains_key(&c.id) {
-            for f in c.forms.iter().flatten() {
-                shared_only.remove(f.as_str());
-            }
-        }
-    }
-    // Their tools are not offered, found by their plans' addresses: a plan is its own form's,
-    // so the rule takes away a form's tool, never another form's tool of a name it also
-    // planned.
-    let mut off: Vec<*const ToolPlan> = shared_only
+    // the entries and the forms such canisters name (counted as targets change) walked side
+    // by side, both in id order (each single-owner canister's forms looked up at every
+    // rebuild, they cost registering the 50th form 0.2 M on 10 ledgers; every canister's
+    // forms gathered at every rebuild, the catalog 10 M more on 100).
+    let mut single = single_owner_forms.keys().peekable();
+    let shared_only: Vec<(&str, &[Arc<ToolPlan>])> = entries
         .iter()
-        .filter_map(|id| entries.get(*id))
-        .flat_map(|e| e.unbound.iter().map(Arc::as_ptr))
-        .collect();
-    off.sort_unstable();
-    let withheld = |p: &Arc<ToolPlan>| off.binary_search(&Arc::as_ptr(p)).is_ok();
-    let all = combined.plans();
-    let plans = if !off.is_empty() && all.plans.values().any(withheld) {
-        // Only the tools offered are copied (the plans are shared).
-        Arc::new(ToolPlans {
-            plans: all
-                .plans
-                .iter()
-                .filter(|(_, p)| !withheld(p))
-                .map(|(n, p)| (n.clone(), p.clone()))
-                .collect(),
-            skipped: all.skipped.clone(),
+        .filter(|(_, e)| !e.unbound.is_empty())
+        .filter(|(id, _)| {
+            while single.next_if(|f| f < id).is_some() {}
+            single.peek() != Some(id)
         })
-    } else {
-        all.clone()
-    };
+        .map(|(id, e)| (id.as_str(), e.unbound.as_slice()))
+        .collect();
+    // Their tools are not offered, withheld by their plans' addresses: a plan is its own
+    // form's, so the rule takes away a form's tool, never another form's tool of a name it
+    // also planned. The rules across forms withhold them, changing what changed since the
+    // last catalog (the offered plans copied less those, it cost registering the 50th form
+    // 0.5 M).
+    combined.withhold(shared_only);
+    let plans = combined.plans().clone();
     Catalog {
         revision,
-        forms,
         plans,
         canisters,
         canister_texts,
         targets_made,
         icrc3,
         single_owner,
+        single_owner_forms,
         bus: None,
         prev_bus: None,
         entries,
@@ -806,7 +769,6 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
     let Catalog {
         mut entries,
         stale,
-        forms,
         plans,
         combined,
         bus,
@@ -816,6 +778,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         targets_made,
         icrc3,
         single_owner,
+        single_owner_forms,
         ..
     } = old;
     if stale.forms.is_empty() && !stale.combine && !stale.targets() {
@@ -830,6 +793,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         texts: canister_texts,
         icrc3,
         single_owner,
+        single_owner_forms,
         made: targets_made,
     };
     let targets = if stale.targets {
@@ -840,7 +804,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         kept.update(state, &stale.changed)
     };
     if stale.forms.is_empty() && !stale.combine {
-        let mut fresh = with_targets(state, entries, forms, combined, targets);
+        let mut fresh = with_targets(state, entries, combined, targets);
         fresh.prev_bus = prev_bus;
         return fresh;
     }

@@ -53,10 +53,9 @@ impl FormDecls<'_> {
 /// The declaration issues of a form's tools now (`list_forms` reports them: a form stored
 /// before the checks, or a canister's refs changed since).
 pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
-    cat.forms
-        .iter()
-        .find(|f| f.id == id)
-        .map(|f| issue_views(form_decls(id, &f.form, cat).review(&[]).issues))
+    cat.entries
+        .get(id)
+        .map(|e| issue_views(form_decls(id, &e.form.form, cat).review(&[]).issues))
         .unwrap_or_default()
 }
 

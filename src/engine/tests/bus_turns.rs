@@ -97,6 +97,33 @@ fn a_prepare_tool_comes_with_commit() {
     }
 }
 
+/// `commit` comes with a prepare tool only: a set of reads is offered without it (the bus
+/// tells a prepare tool by its plan).
+#[test]
+fn a_set_of_reads_comes_without_commit() {
+    let w = World::new().setup();
+    for limit in [1, 2, 3] {
+        let t = w
+            .begin(owner(), "icrc1 balance", Some(limit), None)
+            .unwrap();
+        assert!(
+            t.offered.contains(&"icrc1_balance_of".to_string()),
+            "{limit}: {:?}",
+            t.offered
+        );
+        assert!(
+            !t.offered.iter().any(|n| n.starts_with("prepare_")),
+            "{limit}: {:?}",
+            t.offered
+        );
+        assert!(
+            !t.offered.contains(&"commit".to_string()),
+            "{limit}: {:?}",
+            t.offered
+        );
+    }
+}
+
 #[test]
 fn a_call_in_a_turn_is_recorded_as_a_step() {
     let w = World::new().setup();

@@ -167,7 +167,7 @@ fn canister_ids() -> [candid::Principal; 5] {
 fn check_unbound(c: &catalog::Catalog) {
     use tool_host_core::plan::ToolKind;
     use tool_host_engine::custody;
-    let pairs: Vec<_> = c.entries.values().map(|e| (&e.form, &e.tools)).collect();
+    let pairs: Vec<_> = c.entries.values().map(|e| (&e.form, &*e.tools)).collect();
     let combined = tool_host_core::plan::combine_tool_plans(&pairs);
     let mut expected = vec![];
     for (name, p) in &combined.plans {
@@ -243,7 +243,6 @@ fn fingerprint(c: &catalog::Catalog) -> String {
         .map(|n| (n, c.types(n).expect("every tool offered has its types")))
         .map(|(n, t)| format!("{n}: {:?} {:?} {:?}", t.env, t.args, t.results))
         .collect();
-    let forms: Vec<&str> = c.forms.iter().map(|f| f.id.as_str()).collect();
     let entries: Vec<String> = c
         .entries
         .values()
@@ -256,7 +255,7 @@ fn fingerprint(c: &catalog::Catalog) -> String {
         assert_eq!(*t, k.id.to_text());
     }
     format!(
-        "revision {}\nforms {forms:?}\nentries {entries:?}\nplans {:?}\ntypes {types:?}\ncanisters {:?}\nicrc3 {:?}\nsingle {:?}\nunbound {:?}",
+        "revision {}\nentries {entries:?}\nplans {:?}\ntypes {types:?}\ncanisters {:?}\nicrc3 {:?}\nsingle {:?}\nunbound {:?}",
         c.revision,
         c.plans,
         c.canisters,
@@ -274,7 +273,17 @@ fn bus_fingerprint(b: &catalog::Bus) -> String {
     );
     format!(
         "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}\n{:?}\n{}",
-        b.decls, b.pinned, b.builtins, b.zone, b.prepare_tools, b.items, b.words, b.fingerprint
+        b.decls,
+        b.pinned,
+        b.builtins,
+        b.zone,
+        b.names()
+            .into_iter()
+            .filter(|n| b.is_prepare(n))
+            .collect::<Vec<_>>(),
+        b.items,
+        b.words,
+        b.fingerprint
     )
 }
 

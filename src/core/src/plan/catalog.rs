@@ -70,6 +70,42 @@ pub fn build_tool_plans(forms: &[FormRef]) -> ToolPlans {
     combine_tool_plans(&pairs)
 }
 
+/// Why no tool is offered under a name: the rule on names, one for [`combine_tool_plans`] and
+/// [`Combination`](super::Combination) (which decides a name without saying why).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NameRule {
+    /// The name is `commit`'s.
+    Commit,
+    /// The name is a builtin tool's (reserved whether or not an admin enabled that builtin).
+    Reserved,
+    /// Two methods (or cases) would share the name.
+    Shared,
+}
+
+impl NameRule {
+    /// The rule that refuses `name` to its `candidates` (after the rule on reads); `None`
+    /// when the one candidate is offered.
+    pub(super) fn of(name: &str, candidates: usize) -> Option<NameRule> {
+        if name == COMMIT_TOOL {
+            Some(NameRule::Commit)
+        } else if is_reserved_name(name) {
+            Some(NameRule::Reserved)
+        } else {
+            (candidates > 1).then_some(NameRule::Shared)
+        }
+    }
+
+    fn reason(self, name: &str) -> String {
+        match self {
+            NameRule::Commit => format!("its tool name '{COMMIT_TOOL}' is the commit tool's"),
+            NameRule::Reserved => {
+                format!("its tool name '{name}' is reserved for the builtin tool of that name")
+            }
+            NameRule::Shared => format!("its tool name '{name}' is another method's tool name"),
+        }
+    }
+}
+
 /// Tool `p` skipped for `reason` (a case's tool says which case).
 fn skip_of(p: &ToolPlan, reason: &str) -> Skip {
     Skip {
@@ -128,17 +164,13 @@ pub fn combine_tool_plans(forms: &[(&FormRef, &FormTools)]) -> ToolPlans {
     let mut plans: Vec<(String, Arc<ToolPlan>)> = Vec::with_capacity(candidates.len());
     for same in candidates.chunk_by(|a, b| a.name == b.name) {
         let name = same[0].name.as_str();
-        let reason = if name == COMMIT_TOOL {
-            format!("its tool name '{COMMIT_TOOL}' is the commit tool's")
-        } else if is_reserved_name(name) {
-            format!("its tool name '{name}' is reserved for the builtin tool of that name")
-        } else if same.len() > 1 {
-            format!("its tool name '{name}' is another method's tool name")
-        } else {
-            plans.push((name.to_string(), same[0].clone()));
-            continue;
-        };
-        skipped.extend(same.iter().map(|p| skip_of(p, &reason)));
+        match NameRule::of(name, same.len()) {
+            None => plans.push((name.to_string(), same[0].clone())),
+            Some(rule) => {
+                let reason = rule.reason(name);
+                skipped.extend(same.iter().map(|p| skip_of(p, &reason)));
+            }
+        }
     }
     // In order and unique: built without a search.
     let plans: BTreeMap<String, Arc<ToolPlan>> = plans.into_iter().collect();

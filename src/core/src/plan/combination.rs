@@ -4,19 +4,21 @@
 //! form's tools again cost registering the 50th form 1.3 M (a sort of every candidate by
 //! name, a search per read); this costs what the changed form has.
 
+use super::catalog::NameRule;
 use super::*;
-use crate::builtin::is_reserved_name;
 
 /// The offered plans of a set of forms, with what keeps them up to date when one changes.
-/// Its plans are [`combine_tool_plans`](super::combine_tool_plans)'s of the same forms, the
-/// very `Arc`s (a test holds it over random sequences of changes); its skips are left out
-/// (`combine_tool_plans` says them, for one form or all). The indexes are sorted lists of the
-/// plans themselves, so that setting a form copies no name (string-keyed maps cost ~8 K a
-/// candidate, more than combining a few forms again).
+/// Its plans are [`combine_tool_plans`](super::combine_tool_plans)'s of the same forms less
+/// the plans the caller withholds ([`Combination::withhold`]), the very `Arc`s (a test holds
+/// it over random sequences of changes); its skips are left out (`combine_tool_plans` says
+/// them, for one form or all). The indexes are sorted lists of the plans themselves, so that
+/// setting a form copies no name (string-keyed maps cost ~8 K a candidate, more than
+/// combining a few forms again).
 #[derive(Clone, Debug, Default)]
 pub struct Combination {
-    /// Each form's candidates and confirmed methods, as it was set.
-    forms: BTreeMap<String, FormTools>,
+    /// Each form's tools as it was set (shared with the caller: a form whose tools are
+    /// another `Arc` is set again by [`Combination::sync`]).
+    forms: BTreeMap<String, Arc<FormTools>>,
     /// Every form's candidates, sorted by tool name.
     by_name: Vec<Arc<ToolPlan>>,
     /// Every form's read candidates, sorted by method: a change of who confirms a method
@@ -24,6 +26,10 @@ pub struct Combination {
     reads: Vec<Arc<ToolPlan>>,
     /// How many forms send each method only after the owner's confirmation.
     confirmations: BTreeMap<String, u32>,
+    /// Plans of a form the caller holds back, by form: they still take their names under the
+    /// rules (a tool withheld on one canister does not hand its name to another form's), but
+    /// are not offered.
+    withheld: BTreeMap<String, Vec<Arc<ToolPlan>>>,
     /// The plans offered (shared: a catalog hands them out and a call holds them across an
     /// await; changed in place when no one else holds them).
     plans: Arc<ToolPlans>,
@@ -40,10 +46,15 @@ impl Combination {
         self.forms.keys().map(String::as_str)
     }
 
+    /// The plan the rules give `name`, offered or withheld.
+    pub fn decided(&self, name: &str) -> Option<Arc<ToolPlan>> {
+        self.decide(name, &self.by_name[range(&self.by_name, name, |q| &q.name)])
+    }
+
     /// The rules over `forms` (by id, each once) at once: what [`Combination::set_form`] of
     /// each in turn comes to, the candidates sorted once and each name decided once (a catalog
     /// built from scratch, after an upgrade).
-    pub fn of<'a>(forms: impl IntoIterator<Item = (&'a str, &'a FormTools)>) -> Combination {
+    pub fn of<'a>(forms: impl IntoIterator<Item = (&'a str, &'a Arc<FormTools>)>) -> Combination {
         let mut c = Combination::default();
         for (id, tools) in forms {
             debug_assert!(!c.forms.contains_key(id), "form {id} given twice");
@@ -59,7 +70,7 @@ impl Combination {
             for m in &tools.confirmed {
                 *c.confirmations.entry(m.clone()).or_default() += 1;
             }
-            c.forms.insert(id.to_string(), own_copy(tools));
+            c.forms.insert(id.to_string(), tools.clone());
         }
         c.by_name.sort_by(|a, b| a.name.cmp(&b.name));
         c.reads.sort_by(|a, b| a.method.cmp(&b.method));
@@ -77,11 +88,45 @@ impl Combination {
         c
     }
 
-    /// Form `id` set to `tools` (added or replaced), or taken away (`None`).
-    pub fn set_form(&mut self, id: &str, tools: Option<&FormTools>) {
+    /// Set to `forms` (by id, in order, each once): the forms gone taken away, the forms new
+    /// or whose tools are another `Arc` set; all at once when none is set yet.
+    pub fn sync<'a>(&mut self, forms: impl IntoIterator<Item = (&'a str, &'a Arc<FormTools>)>) {
+        let forms: Vec<(&str, &Arc<FormTools>)> = forms.into_iter().collect();
+        debug_assert!(forms.windows(2).all(|w| w[0].0 < w[1].0));
+        if self.forms.is_empty() {
+            *self = Combination::of(forms);
+            return;
+        }
+        // Both in id order: walked once, side by side (searched form by form, they cost
+        // registering the 50th form 0.2 M).
+        let mut gone: Vec<String> = vec![];
+        let mut set: Vec<(&str, &Arc<FormTools>)> = vec![];
+        let mut held = self.forms.iter().peekable();
+        for (id, tools) in forms {
+            while let Some((was, _)) = held.next_if(|(was, _)| was.as_str() < id) {
+                gone.push(was.clone());
+            }
+            match held.next_if(|(was, _)| was.as_str() == id) {
+                Some((_, was)) if Arc::ptr_eq(was, tools) => {}
+                _ => set.push((id, tools)),
+            }
+        }
+        gone.extend(held.map(|(was, _)| was.clone()));
+        for id in gone {
+            self.set_form(&id, None);
+        }
+        for (id, tools) in set {
+            self.set_form(id, Some(tools));
+        }
+    }
+
+    /// Form `id` set to `tools` (added or replaced), or taken away (`None`). The plans it
+    /// withheld were its old tools': it withholds none until [`Combination::withhold`] says.
+    pub fn set_form(&mut self, id: &str, tools: Option<&Arc<FormTools>>) {
         // The plans whose names may be decided otherwise now, and the methods whose reads may.
         let mut touched: Vec<Arc<ToolPlan>> = vec![];
         let mut methods: Vec<String> = vec![];
+        self.withheld.remove(id);
         if let Some(old) = self.forms.remove(id) {
             for p in &old.candidates {
                 take_out(&mut self.by_name, p, |q| &q.name);
@@ -97,8 +142,8 @@ impl Combination {
                     }
                 }
             }
-            touched.extend(old.candidates);
-            methods.extend(old.confirmed);
+            touched.extend(old.candidates.iter().cloned());
+            methods.extend(old.confirmed.iter().cloned());
         }
         if let Some(new) = tools {
             // The rule on reads tells forms apart by the id their plans carry.
@@ -117,7 +162,7 @@ impl Combination {
                     }
                 }
             }
-            self.forms.insert(id.to_string(), own_copy(new));
+            self.forms.insert(id.to_string(), new.clone());
             touched.extend(new.candidates.iter().cloned());
             methods.extend(new.confirmed.iter().cloned());
         }
@@ -128,13 +173,61 @@ impl Combination {
                     .cloned(),
             );
         }
+        self.offer_again(touched);
+    }
+
+    /// The plans held back now: `held` (by form id, in order, each once) is every form's
+    /// plans withheld, its own (a form not named withholds none). A plan withheld is not
+    /// offered whatever the rules decide; a plan no longer withheld is offered again when
+    /// they give it its name. Costs what changed since the last call, and a lookup a form.
+    pub fn withhold<'a>(&mut self, held: impl IntoIterator<Item = (&'a str, &'a [Arc<ToolPlan>])>) {
+        let same = |a: &[Arc<ToolPlan>], b: &[Arc<ToolPlan>]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(p, q)| Arc::ptr_eq(p, q))
+        };
+        let held: Vec<(&str, &[Arc<ToolPlan>])> =
+            held.into_iter().filter(|(_, h)| !h.is_empty()).collect();
+        debug_assert!(held.windows(2).all(|w| w[0].0 < w[1].0));
+        // Both in id order: walked once, side by side.
+        let mut released: Vec<String> = vec![];
+        let mut added: Vec<(&str, &[Arc<ToolPlan>])> = vec![];
+        let mut now = held.iter().peekable();
+        for (id, was) in &self.withheld {
+            while let Some((f, h)) = now.next_if(|(f, _)| *f < id.as_str()) {
+                added.push((f, h));
+            }
+            match now.next_if(|(f, _)| *f == id.as_str()) {
+                Some((_, h)) if same(h, was) => {}
+                Some((f, h)) => {
+                    released.push(id.clone());
+                    added.push((f, h));
+                }
+                None => released.push(id.clone()),
+            }
+        }
+        added.extend(now.copied());
+        let mut touched: Vec<Arc<ToolPlan>> = vec![];
+        for id in released {
+            touched.extend(self.withheld.remove(&id).into_iter().flatten());
+        }
+        for (id, h) in added {
+            debug_assert!(h.iter().all(|p| p.form.id == id));
+            self.withheld.insert(id.to_string(), h.to_vec());
+            touched.extend(h.iter().cloned());
+        }
+        self.offer_again(touched);
+    }
+
+    /// The names of `touched` decided again, and offered unless withheld.
+    fn offer_again(&mut self, mut touched: Vec<Arc<ToolPlan>>) {
+        if touched.is_empty() {
+            return;
+        }
         touched.sort_by(|a, b| a.name.cmp(&b.name));
         touched.dedup_by(|a, b| a.name == b.name);
         let decided: Vec<(Arc<ToolPlan>, Option<Arc<ToolPlan>>)> = touched
             .into_iter()
             .map(|t| {
-                let same = &self.by_name[range(&self.by_name, &t.name, |q| &q.name)];
-                let p = self.decide(&t.name, same);
+                let p = self.decided(&t.name).filter(|p| !self.is_withheld(p));
                 (t, p)
             })
             .collect();
@@ -154,16 +247,23 @@ impl Combination {
         }
     }
 
-    /// The plan offered under `name`, of its candidates `same`, by the rules of
-    /// `combine_tool_plans`: a read of a method another form confirms is not a candidate; a
-    /// name that is `commit`, a builtin's, or two candidates' offers none.
+    /// A plan the caller withholds (its own form's, by address).
+    fn is_withheld(&self, p: &Arc<ToolPlan>) -> bool {
+        self.withheld
+            .get(&p.form.id)
+            .is_some_and(|h| h.iter().any(|q| Arc::ptr_eq(q, p)))
+    }
+
+    /// The plan the rules give `name`, of its candidates `same` (see
+    /// [`combine_tool_plans`](super::combine_tool_plans)): a read of a method another form
+    /// confirms is not a candidate, then [`NameRule`] (`commit`, a builtin's, two candidates').
     fn decide(&self, name: &str, same: &[Arc<ToolPlan>]) -> Option<Arc<ToolPlan>> {
-        if name == COMMIT_TOOL || is_reserved_name(name) {
-            return None;
-        }
         let mut kept = same.iter().filter(|p| !self.read_confirmed_elsewhere(p));
         let one = kept.next()?;
-        kept.next().is_none().then(|| one.clone())
+        let candidates = 1 + kept.count();
+        NameRule::of(name, candidates)
+            .is_none()
+            .then(|| one.clone())
     }
 
     /// A read whose method a form other than its own confirms: the confirming forms counted,
@@ -180,15 +280,6 @@ impl Combination {
             .get(&p.form.id)
             .is_some_and(|t| t.confirmed.contains(&p.method));
         *n > u32::from(own)
-    }
-}
-
-/// The form's tools as the combination keeps them (its skips are not read).
-fn own_copy(tools: &FormTools) -> FormTools {
-    FormTools {
-        candidates: tools.candidates.clone(),
-        skipped: vec![],
-        confirmed: tools.confirmed.clone(),
     }
 }
 
