@@ -281,6 +281,14 @@ fn the_combination_kept_form_by_form_equals_combining_every_form() {
                 }
             }
             combination.withhold(withheld.iter().map(|(f, w)| (f.as_str(), w.as_slice())));
+            // Told the same again, it changes nothing: not even a copy of its plans.
+            let plans = combination.plans().clone();
+            combination.withhold(withheld.iter().map(|(f, w)| (f.as_str(), w.as_slice())));
+            assert!(
+                Arc::ptr_eq(&plans, combination.plans()),
+                "seed {seed}, step {step}: withheld again, the plans copied"
+            );
+            drop(plans);
             let is_withheld = |p: &Arc<ToolPlan>| {
                 withheld
                     .get(&p.form.id)

@@ -151,8 +151,14 @@ impl TargetsPart {
     fn forget(&mut self, id: &Principal, was: Option<&Canister>) {
         self.icrc3.remove(id);
         if self.single_owner.remove(id).is_some() {
+            debug_assert!(
+                was.is_some(),
+                "a single-owner target is among the canisters"
+            );
             for f in was.and_then(|c| c.forms.as_ref()).into_iter().flatten() {
-                if let Some(n) = self.single_owner_forms.get_mut(f) {
+                let n = self.single_owner_forms.get_mut(f);
+                debug_assert!(n.is_some(), "form {f} of a single-owner target counted");
+                if let Some(n) = n {
                     *n -= 1;
                     if *n == 0 {
                         self.single_owner_forms.remove(f);
@@ -454,7 +460,8 @@ struct KeptTools<'a> {
 
 impl KeptTools<'_> {
     /// Plan `p`'s tool as `prev` holds it when `prev` declared it from this very plan (a plan
-    /// is made once, with its form's entry): its declaration and renderings are still this
+    /// is made once, with its form's entry; the same plan is the same name, so the walk by
+    /// name found it): its declaration and renderings are still this
     /// catalog's when the canisters are the same too, its words whatever they are (they are
     /// the tool's name, title, description and input names). Asked in name order.
     fn of(&mut self, p: &Arc<ToolPlan>) -> Option<Tool> {
@@ -611,6 +618,12 @@ impl Catalog {
     /// canister of its form registered for a single owner (see [`with_targets`]).
     pub fn unbound(&self, name: &str) -> Option<Unbound> {
         Unbound::of(&*self.combined.decided(name)?)
+    }
+
+    /// How many canisters registered for a single owner name each form (kept as targets
+    /// change; a test compares it with a catalog built from scratch).
+    pub fn single_owner_forms(&self) -> &BTreeMap<String, u32> {
+        &self.single_owner_forms
     }
 
     /// Every such tool of the forms `form` takes (by id), by name.

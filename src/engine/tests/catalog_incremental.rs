@@ -255,12 +255,13 @@ fn fingerprint(c: &catalog::Catalog) -> String {
         assert_eq!(*t, k.id.to_text());
     }
     format!(
-        "revision {}\nentries {entries:?}\nplans {:?}\ntypes {types:?}\ncanisters {:?}\nicrc3 {:?}\nsingle {:?}\nunbound {:?}",
+        "revision {}\nentries {entries:?}\nplans {:?}\ntypes {types:?}\ncanisters {:?}\nicrc3 {:?}\nsingle {:?} {:?}\nunbound {:?}",
         c.revision,
         c.plans,
         c.canisters,
         c.icrc3,
         c.single_owner,
+        c.single_owner_forms(),
         c.unbound_tools(|_| true)
     )
 }

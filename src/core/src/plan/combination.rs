@@ -36,7 +36,9 @@ pub struct Combination {
 }
 
 impl Combination {
-    /// The plans offered now, by name (no skips).
+    /// The plans offered now, by name (no skips). A form set ([`Combination::set_form`],
+    /// [`Combination::sync`]) withholds nothing until [`Combination::withhold`] says again:
+    /// a caller that withholds calls it after them, before it reads these.
     pub fn plans(&self) -> &Arc<ToolPlans> {
         &self.plans
     }
@@ -210,7 +212,10 @@ impl Combination {
             touched.extend(self.withheld.remove(&id).into_iter().flatten());
         }
         for (id, h) in added {
-            debug_assert!(h.iter().all(|p| p.form.id == id));
+            // A form's own candidates, of a form set: anything else would match nothing.
+            debug_assert!(self.forms.get(id).is_some_and(|t| h
+                .iter()
+                .all(|p| t.candidates.iter().any(|q| Arc::ptr_eq(p, q)))));
             self.withheld.insert(id.to_string(), h.to_vec());
             touched.extend(h.iter().cloned());
         }
