@@ -278,9 +278,10 @@ fn bus_fingerprint(b: &catalog::Bus) -> String {
         b.pinned,
         b.builtins,
         b.zone,
-        b.names()
-            .into_iter()
-            .filter(|n| b.is_prepare(n))
+        b.decls
+            .iter()
+            .filter(|d| b.is_prepare(d))
+            .map(|d| &d.name)
             .collect::<Vec<_>>(),
         b.items,
         b.words,

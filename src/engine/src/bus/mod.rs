@@ -159,7 +159,7 @@ pub fn check_query(query: &str) -> ApiResult<()> {
 /// prepare tool; if there is none, the set stays as selected.
 pub fn offer<'a>(bus: &'a Bus, query: &str, limit: usize, usage: &Usage) -> Vec<&'a ToolDecl> {
     let mut set = select_with(&bus.decls, &bus.words, query, limit, &bus.pinned, usage);
-    let is_prepare = |d: &ToolDecl| bus.is_prepare(&d.name);
+    let is_prepare = |d: &ToolDecl| bus.is_prepare(d);
     let has_commit = set.iter().any(|d| d.name == COMMIT_TOOL);
     let commit = bus.decl(COMMIT_TOOL);
     if let (false, Some(commit)) = (has_commit, commit) {
