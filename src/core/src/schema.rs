@@ -36,7 +36,9 @@ pub struct FormCanisters<'a> {
     form_id: String,
     applicable: Vec<&'a Canister>,
     schema: Value,
-    agreed: std::cell::RefCell<std::collections::BTreeMap<String, Option<Value>>>,
+    agreed: std::cell::RefCell<std::collections::BTreeMap<String, Agreed>>,
+    /// The round of asking for refs now (see [`FormCanisters::asking`]).
+    round: std::cell::Cell<u32>,
     /// The part as each format writes it, made on first use (`bus::splice`).
     pub(crate) texts: std::cell::OnceCell<crate::bus::splice::PartTexts>,
     /// Whether the declaration checks find nothing in the part, found on first use.
@@ -75,6 +77,7 @@ impl<'a> FormCanisters<'a> {
             applicable,
             schema,
             agreed: Default::default(),
+            round: Default::default(),
             texts: Default::default(),
             clean: Default::default(),
         }
@@ -84,6 +87,54 @@ impl<'a> FormCanisters<'a> {
     pub fn schema(&self) -> &Value {
         &self.schema
     }
+
+    /// A ref's value when every canister the form applies to agrees on it (worked out once per
+    /// ref), the ref noted as asked in this round.
+    pub(crate) fn agreed(&self, src: &str) -> Option<Value> {
+        let round = self.round.get();
+        if let Some(a) = self.agreed.borrow_mut().get_mut(src) {
+            a.round = round;
+            return a.value.clone();
+        }
+        let mut vals = self.applicable.iter().map(|c| c.refs.get(src));
+        let value = match vals.next() {
+            Some(Some(first)) => vals.all(|v| v == Some(first)).then(|| first.clone()),
+            _ => None,
+        };
+        let a = Agreed {
+            value: value.clone(),
+            round,
+        };
+        self.agreed.borrow_mut().insert(src.to_string(), a);
+        value
+    }
+
+    /// A new round of asking for refs (one tool's declaration), so that what it read is known
+    /// ([`FormCanisters::asked_in`]): `bus::splice` keeps it with the tool, and a later part
+    /// that agrees on those refs declares the tool the same.
+    pub(crate) fn asking(&self) -> u32 {
+        let round = self.round.get() + 1;
+        self.round.set(round);
+        round
+    }
+
+    /// The refs asked for in `round`, with the values agreed on.
+    pub(crate) fn asked_in(&self, round: u32) -> Vec<(String, Option<Value>)> {
+        self.agreed
+            .borrow()
+            .iter()
+            .filter(|(_, a)| a.round == round)
+            .map(|(k, a)| (k.clone(), a.value.clone()))
+            .collect()
+    }
+}
+
+/// A ref's value the form's canisters agree on (`None`: they do not, or lack it), and the
+/// last round it was asked in.
+#[derive(Debug)]
+struct Agreed {
+    value: Option<Value>,
+    round: u32,
 }
 
 /// What stands where a form's canister part goes in a tool declared to be rendered with the
@@ -272,22 +323,9 @@ struct Words<'a> {
 }
 
 impl Words<'_> {
-    /// A ref's value when every canister the tool applies to agrees on it (worked out once per
-    /// form and ref).
+    /// A ref's value when every canister the tool applies to agrees on it.
     fn agreed(&self, src: &str) -> Option<Value> {
-        if let Some(v) = self.part.agreed.borrow().get(src) {
-            return v.clone();
-        }
-        let mut vals = self.part.applicable.iter().map(|c| c.refs.get(src));
-        let v = match vals.next() {
-            Some(Some(first)) => vals.all(|v| v == Some(first)).then(|| first.clone()),
-            _ => None,
-        };
-        self.part
-            .agreed
-            .borrow_mut()
-            .insert(src.to_string(), v.clone());
-        v
+        self.part.agreed(src)
     }
 
     fn schema(&self, reader: &Reader, describe: Option<&str>) -> Value {

@@ -4,7 +4,9 @@
 //! canisters (none, one, many, past the description's bound, past the enum budget, the same
 //! canister twice), and for a form whose own words hold the hole. The splice is compared on
 //! parts of every size, and so is `form_tool` (which renders a part of fewer than four
-//! canisters whole).
+//! canisters whole). A tool kept with its hole and filled with another part of its form
+//! (`splice::refill`, what a catalog does when canisters change) is the tool declared and
+//! rendered for that part, or refused when the part does not agree on a ref the tool read.
 
 mod common;
 use candid::Principal;
@@ -13,7 +15,9 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use tool_host_core::bus::kept::{Rendered, FORMATS};
-use tool_host_core::bus::splice::{decl_issues, form_tool, review_decl, spliced_tool};
+use tool_host_core::bus::splice::{
+    decl_issues, form_tool, form_tool_holed, refill, review_decl, spliced_tool,
+};
 use tool_host_core::bus::{check_decl, decl_of_plan_for, ToolFormat};
 use tool_host_core::packs::pack;
 use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlans};
@@ -73,6 +77,56 @@ fn check_same(plans: &ToolPlans, canisters: &[Canister]) -> usize {
         assert_eq!(decl_issues(&review, &part), want, "{} issues", p.name);
     }
     made
+}
+
+/// Every tool of `plans` made on `from` and kept with its hole, then filled with its part on
+/// `to`: what `form_tool` makes on `to`, byte for byte, or refused. Returns how many were
+/// filled and how many refused.
+fn check_refill(plans: &ToolPlans, from: &[Canister], to: &[Canister]) -> (usize, usize) {
+    let (mut filled, mut refused) = (0, 0);
+    // One part per form, shared by its tools, as a catalog does (a ref asked by one tool is
+    // known to the next).
+    let mut froms = BTreeMap::new();
+    let mut tos = BTreeMap::new();
+    for p in plans.plans.values() {
+        let id = p.form.id.as_str();
+        let kept_on = froms
+            .entry(id)
+            .or_insert_with(|| FormCanisters::new(id, from));
+        let (whole, text, holed) = form_tool_holed(p, kept_on);
+        let Some(holed) = holed else {
+            continue;
+        };
+        let part = tos.entry(id).or_insert_with(|| FormCanisters::new(id, to));
+        let Some((d, r)) = refill(&holed, (&whole, &text), part) else {
+            refused += 1;
+            continue;
+        };
+        filled += 1;
+        let (want, rendered) = form_tool(p, &FormCanisters::new(id, to));
+        let (n, m) = (from.len(), to.len());
+        assert_eq!(d, want, "{} from {n} to {m} canisters: declaration", p.name);
+        assert_eq!(d.input_schema.to_string(), want.input_schema.to_string());
+        for f in FORMATS {
+            assert_eq!(
+                r.text(f),
+                rendered.text(f),
+                "{} from {n} to {m} canisters, {f:?}",
+                p.name
+            );
+        }
+        assert_eq!(r, rendered);
+    }
+    (filled, refused)
+}
+
+/// Whether every canister of the set that applies to a pack has the same decimals (and so
+/// every pack tool reads refs the canisters agree on), and there are four or more.
+fn agree_on_eight(set: &[Canister]) -> bool {
+    set.len() >= 4
+        && set
+            .iter()
+            .all(|c| c.forms.is_none() && c.refs.get("query:icrc1_decimals") == Some(&json!(8)))
 }
 
 fn packs() -> ToolPlans {
@@ -161,6 +215,68 @@ fn the_packs_on_every_kind_of_canister_set() {
             set.len()
         );
     }
+    // Each set's tools kept and filled with every other set's part.
+    let (mut filled, mut refused) = (0, 0);
+    for from in &sets {
+        for to in &sets {
+            let (f, r) = check_refill(&plans, from, to);
+            filled += f;
+            refused += r;
+            if agree_on_eight(from) && agree_on_eight(to) {
+                assert_eq!(r, 0, "{} to {} canisters: refused", from.len(), to.len());
+            }
+        }
+    }
+    assert!(
+        filled > 500 && refused > 500,
+        "{filled} filled, {refused} refused"
+    );
+}
+
+/// A tool kept on canisters that agree on the decimals is refused another part whose
+/// canisters do not (its description says the decimals), filled one where they still do.
+#[test]
+fn a_part_that_disagrees_on_a_ref_read_is_refused() {
+    let plans = packs();
+    let agreeing: Vec<Canister> = (0..5).map(|i| canister(i, None, Some(8), None)).collect();
+    let mut more = agreeing.clone();
+    more.push(canister(9, Some("N"), Some(8), None));
+    let mut other = agreeing.clone();
+    other.push(canister(9, Some("N"), Some(6), None));
+    let (filled, refused) = check_refill(&plans, &agreeing, &more);
+    assert_eq!((filled, refused), (plans.plans.len(), 0));
+    let (filled, refused) = check_refill(&plans, &agreeing, &other);
+    assert!(
+        refused > 0 && filled > 0,
+        "{filled} filled, {refused} refused"
+    );
+    // Fewer than four canisters: rendered whole, never filled.
+    assert_eq!(check_refill(&plans, &agreeing, &agreeing[..3]).0, 0);
+}
+
+/// A tool filled again and again (each time from the declaration and texts the last filling
+/// made, as a catalog keeps them) is the tool made for the last part.
+#[test]
+fn a_tool_filled_again_and_again_is_the_last_parts() {
+    let plans = packs();
+    let sets: Vec<Vec<Canister>> = (4..9u64)
+        .map(|n| {
+            (0..n)
+                .map(|i| canister(i, Some(&format!("T{n}")), Some(8), None))
+                .collect()
+        })
+        .collect();
+    for p in plans.plans.values() {
+        let (mut d, mut r, holed) = form_tool_holed(p, &FormCanisters::new(&p.form.id, &sets[0]));
+        let holed = holed.expect("spliced");
+        for set in &sets[1..] {
+            let part = FormCanisters::new(&p.form.id, set);
+            (d, r) = refill(&holed, (&d, &r), &part).expect("the refs agree");
+            let (want, rendered) = form_tool(p, &part);
+            assert_eq!(d, want, "{} on {} canisters", p.name, set.len());
+            assert_eq!(r, rendered, "{} on {} canisters", p.name, set.len());
+        }
+    }
 }
 
 /// A form whose inputs hold `others` enum values besides the canisters' (bools: `true` and
@@ -216,6 +332,13 @@ fn the_enum_budget_counts_the_part_with_the_rest() {
                 .map(|i| canister(i, None, None, None))
                 .collect();
             check_same(&plans, &set);
+            // Kept on a part within the budget or past it, filled with this one.
+            for from in [990usize, 1001] {
+                let from: Vec<Canister> = (0..(from - others) as u64)
+                    .map(|i| canister(i, None, None, None))
+                    .collect();
+                assert_eq!(check_refill(&plans, &from, &set), (1, 0));
+            }
             let p = &plans.plans["t"];
             let (_, r) = form_tool(p, &FormCanisters::new("t", &set));
             let strict = r.text(ToolFormat::OpenAi).contains("\"strict\":true");
@@ -304,5 +427,9 @@ proptest! {
             })
             .collect();
         check_same(&plans, &set);
+        // Kept on the first half (or the whole) and filled with the whole (or the first half).
+        let half = &set[..set.len() / 2];
+        check_refill(&plans, half, &set);
+        check_refill(&plans, &set, half);
     }
 }

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use tool_host_core::builtin::Builtin;
 use tool_host_core::bus::kept::Rendered;
+use tool_host_core::bus::splice::{self, HoledTool};
 use tool_host_core::bus::DeclWords;
 use tool_host_core::bus::{render, ToolDecl, ToolFormat, ToolSource};
 use tool_host_core::candid_types::MethodTypes;
@@ -29,8 +30,8 @@ pub struct Catalog {
     /// Each canister's principal as text, made with it (the tools' schemas name every
     /// canister of their form: made per form, it cost more than the rest of a part).
     pub canister_texts: Rc<Vec<String>>,
-    /// Which making of the canisters these are (`TargetsPart::made`).
-    targets_made: u64,
+    /// Which making of each form's canisters these are (`TargetsPart::made`).
+    made: FormsMade,
     /// The targets that keep an ICRC-3 log (a send journals their log length first).
     pub icrc3: std::collections::BTreeSet<Principal>,
     /// Targets registered for a single owner, and that owner.
@@ -84,9 +85,43 @@ struct TargetsPart {
     /// change of a target, so that the rule on tools that bind no owner finds the forms no
     /// such canister applies to without reading every canister's forms at every rebuild.
     single_owner_forms: BTreeMap<String, u32>,
-    /// Which making of the targets' part this is: a bus built over the same one keeps its
-    /// form tools (see `build_bus`).
-    made: u64,
+    /// Which making of each form's canisters this is: a bus built over the same one keeps
+    /// that form's tools (see `build_bus`).
+    made: FormsMade,
+}
+
+/// Which making of the targets' part each form's canisters (those it applies to, with their
+/// labels and refs: what its tools' canister part is made of) are as of now. A change of a
+/// target gives a new number to the forms it names (before and after), and only to them: a
+/// bus built over the same number keeps that form's tools as they are (registering a
+/// canister for two forms of fifty then makes two forms' tools again, not fifty).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct FormsMade {
+    /// The number of a form not in `forms`: that of the last reading of every target.
+    all: u64,
+    forms: BTreeMap<String, u64>,
+}
+
+impl FormsMade {
+    fn of(&self, form: &str) -> u64 {
+        self.forms.get(form).copied().unwrap_or(self.all)
+    }
+
+    /// The forms canister `c` applies to given number `made` (every form, for a canister
+    /// that names none).
+    fn moved(&mut self, c: &Canister, made: u64) {
+        match &c.forms {
+            None => {
+                self.all = made;
+                self.forms.clear();
+            }
+            Some(forms) => {
+                for f in forms {
+                    self.forms.insert(f.clone(), made);
+                }
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -110,7 +145,10 @@ impl TargetsPart {
             icrc3: Default::default(),
             single_owner: Default::default(),
             single_owner_forms: Default::default(),
-            made: next_made(),
+            made: FormsMade {
+                all: next_made(),
+                forms: BTreeMap::new(),
+            },
         };
         let mut canisters = vec![];
         let mut texts = vec![];
@@ -202,9 +240,11 @@ impl TargetsPart {
             .unwrap_or_else(|shared| (*shared).clone());
         let mut texts = Rc::try_unwrap(std::mem::take(&mut self.texts))
             .unwrap_or_else(|shared| (*shared).clone());
-        // Whether a canister differs now: a change of a flag alone (ICRC-3, the owner) leaves
-        // the canisters as they were, and the bus's form tools with them.
-        let mut moved = false;
+        // A canister that differs now (registered, removed, another label, refs or forms)
+        // gives this number to the forms it names before and after; a change of a flag alone
+        // (ICRC-3, the owner) leaves the canisters as they were, and the bus's form tools
+        // with them.
+        let made = next_made();
         for id in changed {
             let at = canisters.binary_search_by(|c| c.id.cmp(id));
             self.forget(id, at.ok().map(|i| &canisters[i]));
@@ -215,31 +255,30 @@ impl TargetsPart {
                     }
                     let c = self.canister(*id, &t);
                     if canisters[i] != c {
+                        self.made.moved(&canisters[i], made);
+                        self.made.moved(&c, made);
                         canisters[i] = c;
-                        moved = true;
                     }
                 }
                 (Err(i), Some(t)) => {
                     if t.owner.is_some() {
                         self.count_single_owner_forms(&t.forms, 1);
                     }
-                    canisters.insert(i, self.canister(*id, &t));
+                    let c = self.canister(*id, &t);
+                    self.made.moved(&c, made);
+                    canisters.insert(i, c);
                     texts.insert(i, id.to_text());
-                    moved = true;
                 }
                 (Ok(i), None) => {
+                    self.made.moved(&canisters[i], made);
                     canisters.remove(i);
                     texts.remove(i);
-                    moved = true;
                 }
                 (Err(_), None) => {}
             }
         }
         self.canisters = Rc::new(canisters);
         self.texts = Rc::new(texts);
-        if moved {
-            self.made = next_made();
-        }
         self
     }
 }
@@ -413,13 +452,17 @@ pub struct Bus {
     /// cursor carries it.
     pub fingerprint: u64,
     /// What each tool of `decls` was declared from: a form tool's plan (the very `Arc`),
-    /// `None` for `commit` and the builtins; and the canisters (which making of them). The next
-    /// bus keeps a tool's declaration and rendering when both are the same (a form registered
-    /// then costs its own tools, not every form's).
+    /// `None` for `commit` and the builtins. The next bus keeps a tool's declaration and
+    /// rendering when it is the same and so are its form's canisters (a form registered then
+    /// costs its own tools, not every form's; a canister registered, the tools of its forms).
     plans: Vec<Option<Arc<ToolPlan>>>,
+    /// Which making of its form's canisters each form tool was declared over (`FormsMade`).
+    made: Vec<u64>,
+    /// A spliced form tool with a hole where its canister part goes: when the canisters
+    /// change, the next bus fills the new part in (`bus::splice::refill`).
+    holed: Vec<Option<Rc<HoledTool>>>,
     /// The prepare tools' declarations (of `decls`, which keeps them alive), by address.
     prepares: Vec<*const ToolDecl>,
-    targets_made: u64,
 }
 
 impl Bus {
@@ -450,6 +493,12 @@ impl Bus {
         render(decls, format)
     }
 
+    /// Form tool `i` with a hole for its canister part, when it was spliced (tests tell a
+    /// tool filled again from one declared again by its address).
+    pub fn holed(&self, i: usize) -> Option<&Rc<HoledTool>> {
+        self.holed.get(i)?.as_ref()
+    }
+
     /// Tool `i` as held, to keep in the next bus.
     fn tool(&self, i: usize) -> Tool {
         Tool {
@@ -457,6 +506,8 @@ impl Bus {
             text: self.items[i].clone(),
             words: self.words[i].clone(),
             plan: self.plans[i].clone(),
+            made: self.made[i],
+            holed: self.holed[i].clone(),
         }
     }
 }
@@ -504,13 +555,16 @@ impl KeptTools<'_> {
     }
 }
 
-/// A tool as the bus holds it: its declaration, its texts, its words, and its plan (a form
-/// tool's).
+/// A tool as the bus holds it: its declaration, its texts, its words, and its plan and the
+/// tool with a hole for its canister part (a form tool's).
 struct Tool {
     decl: Rc<ToolDecl>,
     text: Rc<Rendered>,
     words: Rc<DeclWords>,
     plan: Option<Arc<ToolPlan>>,
+    /// Which making of its form's canisters it was declared over (a form tool's).
+    made: u64,
+    holed: Option<Rc<HoledTool>>,
 }
 
 impl Tool {
@@ -521,13 +575,15 @@ impl Tool {
             words: Rc::new(DeclWords::of(&d)),
             decl: Rc::new(d),
             plan: None,
+            made: 0,
+            holed: None,
         }
     }
 }
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
-    // A canister's change changes every declaration of its forms (their `canister_id`).
-    let same_canisters = prev.is_some_and(|b| b.targets_made == cat.targets_made);
+    // A canister's change changes every declaration of its forms (their `canister_id`), and
+    // only theirs.
     // Each form's canister part, worked out on its first tool declared again.
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
     let mut kept_tools = KeptTools { prev, at: 0 };
@@ -536,9 +592,10 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         .plans
         .values()
         .map(|p| {
-            let words = match kept_tools.of(p) {
-                Some(tool) if same_canisters => return tool,
-                kept => kept.map(|t| t.words),
+            let made = cat.made.of(&p.form.id);
+            let kept = match kept_tools.of(p) {
+                Some(tool) if tool.made == made => return tool,
+                kept => kept,
             };
             let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
                 tool_host_core::schema::FormCanisters::with_texts(
@@ -547,12 +604,34 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                     &cat.canister_texts,
                 )
             });
-            let (d, t) = tool_host_core::bus::splice::form_tool(p, part);
+            // The same plan on other canisters: its part filled in again where the canisters
+            // agree on what its declaration read, declared again otherwise.
+            if let Some(k) = &kept {
+                let refilled = k
+                    .holed
+                    .as_ref()
+                    .and_then(|h| splice::refill(h, (&k.decl, &k.text), part));
+                if let Some((d, t)) = refilled {
+                    return Tool {
+                        words: k.words.clone(),
+                        decl: Rc::new(d),
+                        text: Rc::new(t),
+                        plan: Some(p.clone()),
+                        made,
+                        holed: k.holed.clone(),
+                    };
+                }
+            }
+            let (d, t, holed) = splice::form_tool_holed(p, part);
             Tool {
-                words: words.unwrap_or_else(|| Rc::new(DeclWords::of(&d))),
+                words: kept
+                    .map(|k| k.words)
+                    .unwrap_or_else(|| Rc::new(DeclWords::of(&d))),
                 decl: Rc::new(d),
                 text: Rc::new(t),
                 plan: Some(p.clone()),
+                made,
+                holed: holed.map(Rc::new),
             }
         })
         .collect();
@@ -594,6 +673,8 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
     let mut items = Vec::with_capacity(tools.len());
     let mut words = Vec::with_capacity(tools.len());
     let mut plans = Vec::with_capacity(tools.len());
+    let mut holed = Vec::with_capacity(tools.len());
+    let mut made = Vec::with_capacity(tools.len());
     let mut prepares = vec![];
     for t in tools {
         if t.plan
@@ -606,6 +687,8 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         items.push(t.text);
         words.push(t.words);
         plans.push(t.plan);
+        holed.push(t.holed);
+        made.push(t.made);
     }
     let pinned = pins_of(c)
         .into_iter()
@@ -622,8 +705,9 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         words,
         fingerprint,
         plans,
+        holed,
+        made,
         prepares,
-        targets_made: cat.targets_made,
     }
 }
 
@@ -758,7 +842,7 @@ fn with_targets<M: Memory>(
         icrc3,
         single_owner,
         single_owner_forms,
-        made: targets_made,
+        made,
     } = targets;
     // A call the tool host makes acts with all its authority on the target, over every
     // owner's funds there, whatever the form says the call is or binds (a target ignores a
@@ -797,7 +881,7 @@ fn with_targets<M: Memory>(
         plans,
         canisters,
         canister_texts,
-        targets_made,
+        made,
         icrc3,
         single_owner,
         single_owner_forms,
@@ -823,7 +907,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         prev_bus,
         canisters,
         canister_texts,
-        targets_made,
+        made,
         icrc3,
         single_owner,
         single_owner_forms,
@@ -842,7 +926,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         icrc3,
         single_owner,
         single_owner_forms,
-        made: targets_made,
+        made,
     };
     let targets = if stale.targets {
         TargetsPart::read(state)
@@ -939,5 +1023,35 @@ pub fn bus<M: Memory>(state: &mut State<M>) -> Rc<Bus> {
 pub fn settings_changed<M: Memory>(state: &mut State<M>) {
     if let Some(c) = state.catalog.as_mut() {
         c.prev_bus = c.bus.take().or(c.prev_bus.take());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canister(forms: Option<&[&str]>) -> Canister {
+        Canister {
+            id: Principal::anonymous(),
+            label: None,
+            refs: BTreeMap::new(),
+            forms: forms.map(|f| f.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    /// A canister's change gives a new number to the forms it names, and to every form when
+    /// it names none (it applies to all).
+    #[test]
+    fn a_moved_canister_renumbers_its_forms() {
+        let mut made = FormsMade {
+            all: 1,
+            forms: BTreeMap::new(),
+        };
+        made.moved(&canister(Some(&["a", "b"])), 2);
+        assert_eq!([made.of("a"), made.of("b"), made.of("c")], [2, 2, 1]);
+        made.moved(&canister(None), 3);
+        assert_eq!([made.of("a"), made.of("b"), made.of("c")], [3, 3, 3]);
+        made.moved(&canister(Some(&["c"])), 4);
+        assert_eq!([made.of("a"), made.of("c")], [3, 4]);
     }
 }

@@ -795,3 +795,155 @@ fn several_changes_then_the_bus(change_target: bool) {
         &format!("two forms removed (the canister changed: {change_target}), then the bus"),
     );
 }
+
+/// A change of a canister makes again the tools of the forms it applies to (before or after),
+/// and only theirs; a tool made again on canisters that agree as before on the refs its
+/// declaration read is the same tool filled with the new canister part (its hole kept), one
+/// whose refs changed is declared again. Each step equals the catalog built from scratch.
+#[test]
+fn a_canister_changes_only_its_forms_tools() {
+    let w = World::new().setup();
+    let ids = canister_ids();
+    let refs = w
+        .state
+        .borrow()
+        .targets
+        .get(&ledger_id())
+        .unwrap()
+        .refs_json;
+    assert!(refs.contains("icrc1_decimals"), "{refs}");
+    // Four canisters more: three for both packs, one for `icrc1` alone (five and four
+    // canisters: both parts spliced), each with the ledger's refs.
+    let register = |id: candid::Principal, label: &str, forms: &[&str]| {
+        futures::executor::block_on(registry::register_canister(
+            &*w,
+            controller(),
+            RegisterCanisterArgs {
+                id,
+                label: Some(label.into()),
+                forms: forms.iter().map(|f| f.to_string()).collect(),
+                owner: None,
+            },
+        ))
+        .unwrap();
+    };
+    let set_refs = |id: candid::Principal, refs: &str| {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&id).unwrap();
+        t.refs_json = refs.to_string();
+        s.targets.insert(id, t);
+        s.target_changed(id);
+    };
+    for (i, id) in ids[1..].iter().enumerate() {
+        let forms: &[&str] = if i < 3 {
+            &["icrc1", "icrc2"]
+        } else {
+            &["icrc1"]
+        };
+        register(*id, &format!("T{i}"), forms);
+        set_refs(*id, &refs);
+    }
+    let of_form = |b: &catalog::Bus, form: &str| -> Vec<usize> {
+        (0..b.decls.len())
+            .filter(|i| {
+                matches!(&b.decls[*i].source, tool_host_core::bus::ToolSource::Form { form_id } if form_id == form)
+            })
+            .collect()
+    };
+    let b0 = bus(&w);
+    check_against_scratch(&w, "five canisters");
+    let (one, two) = (of_form(&b0, "icrc1"), of_form(&b0, "icrc2"));
+    assert!(one.len() > 3 && two.len() > 2, "{one:?} {two:?}");
+    assert!(one.iter().chain(&two).all(|i| b0.holed(*i).is_some()));
+    let same = |a: &catalog::Bus, b: &catalog::Bus, i: usize| {
+        assert_eq!(a.decls[i].name, b.decls[i].name);
+        std::rc::Rc::ptr_eq(&a.items[i], &b.items[i])
+    };
+    let same_hole = |a: &catalog::Bus, b: &catalog::Bus, i: usize| {
+        std::rc::Rc::ptr_eq(a.holed(i).unwrap(), b.holed(i).unwrap())
+    };
+
+    // Another label for the canister of `icrc1` alone: `icrc2`'s tools stay whole, `icrc1`'s
+    // are filled with the new part (their holes and words kept).
+    register(ids[4], "RELABELLED", &["icrc1"]);
+    set_refs(ids[4], &refs);
+    let b1 = bus(&w);
+    check_against_scratch(&w, "a label of icrc1's canister");
+    for &i in &two {
+        assert!(same(&b0, &b1, i), "{}: kept whole", b1.decls[i].name);
+    }
+    for &i in &one {
+        assert!(!same(&b0, &b1, i), "{}: made again", b1.decls[i].name);
+        assert!(same_hole(&b0, &b1, i), "{}: filled", b1.decls[i].name);
+        assert!(std::rc::Rc::ptr_eq(&b0.words[i], &b1.words[i]));
+        assert!(b1.items[i].mcp.contains("RELABELLED"));
+    }
+
+    // Its refs changed (other decimals): `icrc1`'s tools that read them are declared again,
+    // the others filled; `icrc2`'s still whole.
+    set_refs(
+        ids[4],
+        &refs.replace("icrc1_decimals\":8", "icrc1_decimals\":6"),
+    );
+    let b2 = bus(&w);
+    check_against_scratch(&w, "other decimals on icrc1's canister");
+    for &i in &two {
+        assert!(same(&b1, &b2, i), "{}: kept whole", b2.decls[i].name);
+    }
+    let declared: Vec<&str> = one
+        .iter()
+        .filter(|&&i| !same_hole(&b1, &b2, i))
+        .map(|&i| b2.decls[i].name.as_str())
+        .collect();
+    assert!(
+        declared.contains(&"prepare_icrc1_transfer") && declared.len() < one.len(),
+        "declared again: {declared:?}"
+    );
+
+    // Moved from `icrc1` to `icrc2`, its refs as the others' again: both forms' tools made
+    // again.
+    register(ids[4], "MOVED", &["icrc2"]);
+    set_refs(ids[4], &refs);
+    let b3 = bus(&w);
+    check_against_scratch(&w, "icrc1's canister moved to icrc2");
+    for &i in one.iter().chain(&two) {
+        assert!(!same(&b2, &b3, i), "{}: made again", b3.decls[i].name);
+    }
+
+    // Removed: `icrc2`'s tools filled again (four canisters, refs agreeing as before),
+    // `icrc1`'s kept whole.
+    registry::remove_canister(&*w, controller(), ids[4]).unwrap();
+    let b4 = bus(&w);
+    check_against_scratch(&w, "the moved canister removed");
+    for &i in &one {
+        assert!(same(&b3, &b4, i), "{}: kept whole", b4.decls[i].name);
+    }
+    for &i in &two {
+        assert!(!same(&b3, &b4, i) && same_hole(&b3, &b4, i));
+    }
+    // Registered anew for `icrc1` (its refs not read at first: the tools that read them
+    // declared again, twice, the others filled): `icrc2`'s kept whole.
+    register(ids[4], "NEW", &["icrc1"]);
+    set_refs(ids[4], &refs);
+    let b5 = bus(&w);
+    check_against_scratch(&w, "registered anew");
+    for &i in &two {
+        assert!(same(&b4, &b5, i), "{}: kept whole", b5.decls[i].name);
+    }
+    for &i in &one {
+        assert!(!same(&b4, &b5, i) && b5.items[i].mcp.contains("(NEW)"));
+    }
+    let filled = one.iter().filter(|&&i| same_hole(&b4, &b5, i)).count();
+    assert!(
+        filled > 0 && filled < one.len(),
+        "{filled} of {}",
+        one.len()
+    );
+    // Every target read again: every form tool filled again, none declared again.
+    w.state.borrow_mut().targets_changed();
+    let b6 = bus(&w);
+    check_against_scratch(&w, "every target read again");
+    for &i in one.iter().chain(&two) {
+        assert!(!same(&b5, &b6, i) && same_hole(&b5, &b6, i));
+    }
+}

@@ -120,14 +120,30 @@ impl Rendered {
         }
     }
 
+    /// The name and description texts, taken out (a tool kept with its hole needs neither:
+    /// they are its renderings').
+    pub(super) fn take_words(&mut self) -> (String, String) {
+        (
+            std::mem::take(&mut self.name),
+            std::mem::take(&mut self.description),
+        )
+    }
+
+    /// The name and description texts of `other`, copied.
+    pub(super) fn words_of(other: &Rendered) -> (String, String) {
+        (other.name.clone(), other.description.clone())
+    }
+
     /// These renderings with `hole`'s one occurrence in each JSON text replaced by `part`
-    /// (by `strict_part` in the strict form) and `md_hole`'s in the Markdown by `md_part`;
-    /// `None` when a text does not hold its hole exactly once.
+    /// (by `strict_part` in the strict form, which is left out when it is `None`) and
+    /// `md_hole`'s in the Markdown by `md_part`; `None` when a text does not hold its hole
+    /// exactly once. The name and description texts are given.
     pub(super) fn spliced(
-        self,
+        &self,
+        (name, description): (String, String),
         hole: &Finder,
         part: &str,
-        strict_part: &str,
+        strict_part: Option<&str>,
         md_hole: &Finder,
         md_part: &str,
     ) -> Option<Rendered> {
@@ -139,17 +155,17 @@ impl Rendered {
             Plain::From(_) => return None,
             Plain::Own(s) => Plain::Own(splice(s, hole, part)?.0),
         };
-        let strict = match &self.strict {
-            Some(s) => Some(splice(s, hole, strict_part)?.0),
-            None => None,
+        let strict = match (&self.strict, strict_part) {
+            (Some(s), Some(strict_part)) => Some(splice(s, hole, strict_part)?.0),
+            _ => None,
         };
         let (mcp, _) = splice(&self.mcp, hole, part)?;
         let (markdown, _) = splice(&self.markdown, md_hole, md_part)?;
         Some(Rendered {
             mcp_hash: item_hash(&mcp),
             mcp,
-            name: self.name,
-            description: self.description,
+            name,
+            description,
             schema,
             plain,
             strict,

@@ -116,12 +116,114 @@ pub const SPLICE_FROM_CANISTERS: usize = 4;
 /// canister part written once per form when it names [`SPLICE_FROM_CANISTERS`] or more
 /// (`part` must be the plan's form's).
 pub fn form_tool(plan: &ToolPlan, part: &FormCanisters) -> (ToolDecl, Rendered) {
+    let (d, r, _) = form_tool_holed(plan, part);
+    (d, r)
+}
+
+/// [`form_tool`], and the tool with a hole where its part goes when it was spliced, to fill
+/// another part of the same form in later ([`refill`]).
+pub fn form_tool_holed(
+    plan: &ToolPlan,
+    part: &FormCanisters,
+) -> (ToolDecl, Rendered, Option<HoledTool>) {
     let spliced = splices(part).then(|| spliced(plan, part)).flatten();
-    spliced.unwrap_or_else(|| {
-        let d = decl_of_plan_for(plan, part);
-        let r = Rendered::new(&d);
-        (d, r)
-    })
+    match spliced {
+        Some((d, r, holed)) => (d, r, Some(holed)),
+        None => {
+            let d = decl_of_plan_for(plan, part);
+            let r = Rendered::new(&d);
+            (d, r, None)
+        }
+    }
+}
+
+/// A spliced form tool's renderings with the hole where its canister part goes (but its name
+/// and description, which are its whole renderings'), and the refs
+/// its declaration read from the part with the values the canisters agreed on. A catalog
+/// keeps it with the tool: when the form's canisters change (a canister registered, a label)
+/// but agree on those refs as before, the tool is the same but for its part, which
+/// [`refill`] puts in place of the hole rather than declaring and rendering the tool again
+/// (most of registering a canister).
+#[derive(Debug)]
+pub struct HoledTool {
+    /// Made with the strict form the tool has with no part counted.
+    text: Rendered,
+    /// The enum values the strict form counts besides the part's.
+    enum_rest: usize,
+    agreed: Vec<(String, Option<serde_json::Value>)>,
+}
+
+/// The tool `holed` was made of (with its declaration and renderings `whole`, as
+/// [`form_tool_holed`] gave them) declared and rendered for `part`, another part of the same
+/// form: byte for byte [`form_tool`]'s. `None` when `part` does not agree on a ref the
+/// declaration read as the earlier part did, or is not spliced: then the tool is declared
+/// again.
+pub fn refill(
+    holed: &HoledTool,
+    (whole, text): (&ToolDecl, &Rendered),
+    part: &FormCanisters,
+) -> Option<(ToolDecl, Rendered)> {
+    if !splices(part) || holed.agreed.iter().any(|(k, v)| part.agreed(k) != *v) {
+        return None;
+    }
+    let t = texts(part);
+    let r = holed.text.spliced(
+        Rendered::words_of(text),
+        &t.holes.json,
+        &t.json,
+        strict_part(t, holed.enum_rest),
+        &t.holes.markdown,
+        &t.markdown,
+    )?;
+    Some((with_part_of(whole, part), r))
+}
+
+/// The part's strict text when the tool's strict form holds with it (see `strict_schema_with`).
+fn strict_part(t: &PartTexts, enum_rest: usize) -> Option<&str> {
+    t.strict
+        .as_deref()
+        .filter(|_| strict::part_fits(t.enum_values, enum_rest))
+}
+
+/// A copy of `whole` with `part`'s schema in its `canister_id` property, its own left out
+/// (copying it first would copy every canister's entry to drop it).
+fn with_part_of(whole: &ToolDecl, part: &FormCanisters) -> ToolDecl {
+    use serde_json::Map;
+    let schema = match whole.input_schema.as_object() {
+        Some(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v.as_object()) {
+                        ("properties", Some(props)) => Value::Object(
+                            props
+                                .iter()
+                                .map(|(name, s)| {
+                                    let s = if name == CANISTER_PARAM {
+                                        part.schema().clone()
+                                    } else {
+                                        s.clone()
+                                    };
+                                    (name.clone(), s)
+                                })
+                                .collect::<Map<String, Value>>(),
+                        ),
+                        _ => v.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        None => whole.input_schema.clone(),
+    };
+    ToolDecl {
+        name: whole.name.clone(),
+        title: whole.title.clone(),
+        description: whole.description.clone(),
+        effect: whole.effect,
+        input_schema: schema,
+        output_schema: whole.output_schema.clone(),
+        source: whole.source.clone(),
+    }
 }
 
 /// Whether [`form_tool`] splices `part` (by the canisters it names).
@@ -139,31 +241,40 @@ fn splices(part: &FormCanisters) -> bool {
 /// tests, which compare it with the tool made whole on parts of every size.
 #[doc(hidden)]
 pub fn spliced_tool(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)> {
-    spliced(plan, part)
+    spliced(plan, part).map(|(d, r, _)| (d, r))
 }
 
-fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)> {
+fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered, HoledTool)> {
+    let round = part.asking();
     let d = decl_holed(plan, part);
     if !holed(&d) {
         return None;
     }
+    let agreed = part.asked_in(round);
     let t = texts(part);
     let h = &t.holes;
     // The whole schema is strict when the part is on its own and the rest is with the part's
-    // options counted (see `strict_schema_with`).
-    let strict = t
-        .strict
-        .as_ref()
-        .and_then(|_| strict::strict_schema_with(&d.input_schema, t.enum_values));
-    let strict_part = t.strict.as_deref().unwrap_or_default();
-    let r = Rendered::unhashed(&d, strict).spliced(
+    // options counted (see `strict_schema_counted`).
+    let (strict, enum_rest) = match strict::strict_schema_counted(&d.input_schema) {
+        Some((s, rest)) => (Some(s), rest),
+        None => (None, 0),
+    };
+    let mut text = Rendered::unhashed(&d, strict);
+    let words = text.take_words();
+    let r = text.spliced(
+        words,
         &h.json,
         &t.json,
-        strict_part,
+        strict_part(t, enum_rest),
         &h.markdown,
         &t.markdown,
     )?;
-    Some((with_part(d, part), r))
+    let holed = HoledTool {
+        text,
+        enum_rest,
+        agreed,
+    };
+    Some((with_part(d, part), r, holed))
 }
 
 /// A form tool's declaration for a review (names, descriptions and [`decl_issues`]): its

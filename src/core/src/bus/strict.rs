@@ -63,6 +63,25 @@ pub fn strict_schema(schema: &Value) -> Option<Value> {
 /// budget's count only grows, so starting it there fails exactly when the whole schema would,
 /// given some other enum is checked after it or the part alone is within the budget.
 pub(super) fn strict_schema_with(schema: &Value, enum_values: usize) -> Option<Value> {
+    strict_counted(schema, enum_values).map(|(s, _)| s)
+}
+
+/// [`strict_schema`] of a schema with a hole where a part's enum goes, and the enum values
+/// counted in the rest: a part of `n` values that has a strict form on its own fits
+/// ([`strict_schema_with`] of `n` is the same schema) when `n` and these are within the
+/// budget (each enum checks the count so far, and the count only grows, so the last one
+/// checks them all; with none in the rest, the part's own check is the one).
+pub(super) fn strict_schema_counted(schema: &Value) -> Option<(Value, usize)> {
+    strict_counted(schema, 0)
+}
+
+/// Whether a part of `n` enum values (with a strict form of its own) fits beside `rest`
+/// counted by [`strict_schema_counted`].
+pub(super) fn part_fits(n: usize, rest: usize) -> bool {
+    n + rest <= MAX_ENUM_VALUES
+}
+
+fn strict_counted(schema: &Value, enum_values: usize) -> Option<(Value, usize)> {
     let root = schema.as_object()?;
     if root.get("type").and_then(Value::as_str) != Some("object") {
         return None;
@@ -71,7 +90,8 @@ pub(super) fn strict_schema_with(schema: &Value, enum_values: usize) -> Option<V
         properties: 0,
         enum_values,
     };
-    node_of(root, 1, &mut budget, true)
+    let strict = node_of(root, 1, &mut budget, true)?;
+    Some((strict, budget.enum_values - enum_values))
 }
 
 /// A root property's strict form on its own (a fresh budget), as [`strict_schema`] makes it
