@@ -961,6 +961,15 @@ fn growth_forms(run: &mut Run) -> Check {
         put_pages(run, &mut w, g, format, "50 forms")?;
     }
     bus(run, &mut w, g, ", 50 forms")?;
+    // A ledger more for the packs alone: the other 48 forms' tools stay as they are.
+    let owner = w.p.owner;
+    let (_, cost) = more_ledgers(&mut w, 1, &["icrc1", "icrc2"], Some(owner))?;
+    run.put(
+        g,
+        "register an 11th ledger for 2 of the 50 forms".to_string(),
+        cost,
+        None,
+    );
     Ok(())
 }
 
