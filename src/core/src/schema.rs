@@ -234,11 +234,16 @@ fn canister_schema(applicable: &[&Canister], texts: Vec<String>) -> Value {
     let description = canister_description(applicable, &texts);
     let mut ids = texts;
     ids.sort();
-    json!({
-        "type": "string",
-        "description": description,
-        "enum": ids,
-    })
+    // Moved into the schema, not copied again (`json!` serializes what it is given, copying
+    // each string).
+    let mut schema = Map::new();
+    schema.insert("type".into(), Value::String("string".into()));
+    schema.insert("description".into(), Value::String(description));
+    schema.insert(
+        "enum".into(),
+        Value::Array(ids.into_iter().map(Value::String).collect()),
+    );
+    Value::Object(schema)
 }
 
 /// The longest `canister_id` description: the bus refuses a property description over 1 024

@@ -4,6 +4,7 @@
 
 use super::decl::ToolDecl;
 use serde_json::Value;
+use std::fmt::Write as _;
 
 /// How a model with no tools API calls one: the host reads this object from its reply.
 pub const CALL_LINE: &str = "To call a tool, reply with one JSON object and nothing else: {\"tool\": \"<tool name>\", \"input\": {<the inputs by name>}}.";
@@ -70,9 +71,26 @@ pub(super) fn property_rest(s: &Value, need: &str) -> String {
         line.push_str(": ");
         line.push_str(d.trim());
     }
-    let allowed = allowed(s);
-    if !allowed.is_empty() {
-        line.push_str(&format!(" Allowed values: {}.", allowed.join(", ")));
+    match s.get("enum").and_then(Value::as_array) {
+        // Written in place: a canister part's enum names every canister of its form (each
+        // option copied three times over, it cost a registration ~1 K a canister a form).
+        Some(e) => {
+            for (i, v) in e.iter().enumerate() {
+                line.push_str(if i == 0 { " Allowed values: `" } else { ", `" });
+                // A `Value` displays as its compact JSON; writing to a `String` cannot fail.
+                let _ = write!(line, "{v}");
+                line.push('`');
+            }
+            if !e.is_empty() {
+                line.push('.');
+            }
+        }
+        None => {
+            let allowed = allowed(s);
+            if !allowed.is_empty() {
+                line.push_str(&format!(" Allowed values: {}.", allowed.join(", ")));
+            }
+        }
     }
     line
 }
@@ -164,6 +182,26 @@ fn allowed(s: &Value) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An enum's options written in place are those `allowed` lists, joined.
+    #[test]
+    fn enum_options_are_written_as_listed() {
+        for e in [
+            json!([]),
+            json!(["a"]),
+            json!(["a\"b", "c\\d", "\u{e9}\u{1}", "x`y"]),
+            json!([1, null, true, { "k": [2] }]),
+        ] {
+            let s = json!({ "type": "string", "description": "D", "enum": e });
+            let listed = allowed(&s);
+            let want = if listed.is_empty() {
+                "(string, required): D".to_string()
+            } else {
+                format!("(string, required): D Allowed values: {}.", listed.join(", "))
+            };
+            assert_eq!(property_rest(&s, "required"), want, "{e}");
+        }
+    }
 
     /// Each enum option is written as `Display` writes it, escapes and all.
     #[test]
