@@ -197,7 +197,10 @@ mod tests {
             let want = if listed.is_empty() {
                 "(string, required): D".to_string()
             } else {
-                format!("(string, required): D Allowed values: {}.", listed.join(", "))
+                format!(
+                    "(string, required): D Allowed values: {}.",
+                    listed.join(", ")
+                )
             };
             assert_eq!(property_rest(&s, "required"), want, "{e}");
         }
