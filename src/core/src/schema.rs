@@ -328,11 +328,6 @@ struct Words<'a> {
 }
 
 impl Words<'_> {
-    /// A ref's value when every canister the tool applies to agrees on it.
-    fn agreed(&self, src: &str) -> Option<Value> {
-        self.part.agreed(src)
-    }
-
     fn schema(&self, reader: &Reader, describe: Option<&str>) -> Value {
         let lead = describe
             .map(|d| format!("{} ", d.trim()))
@@ -344,6 +339,7 @@ impl Words<'_> {
                 let d = match decimals {
                     Dyn::Fixed(d) => Some(*d),
                     Dyn::From(src) => self
+                        .part
                         .agreed(src)
                         .and_then(|v| v.as_u64())
                         .filter(|d| *d <= 38)
@@ -352,6 +348,7 @@ impl Words<'_> {
                 let s = match symbol {
                     Dyn::Fixed(s) => Some(s.clone()),
                     Dyn::From(src) => self
+                        .part
                         .agreed(src)
                         .and_then(|v| v.as_str().map(str::to_string)),
                 };

@@ -248,23 +248,21 @@ impl TargetsPart {
         for id in changed {
             let at = canisters.binary_search_by(|c| c.id.cmp(id));
             self.forget(id, at.ok().map(|i| &canisters[i]));
-            match (at, state.targets.get(id)) {
-                (Ok(i), Some(t)) => {
-                    if t.owner.is_some() {
-                        self.count_single_owner_forms(&t.forms, 1);
-                    }
-                    let c = self.canister(*id, &t);
+            let now = state.targets.get(id).map(|t| {
+                if t.owner.is_some() {
+                    self.count_single_owner_forms(&t.forms, 1);
+                }
+                self.canister(*id, &t)
+            });
+            match (at, now) {
+                (Ok(i), Some(c)) => {
                     if canisters[i] != c {
                         self.made.moved(&canisters[i], made);
                         self.made.moved(&c, made);
                         canisters[i] = c;
                     }
                 }
-                (Err(i), Some(t)) => {
-                    if t.owner.is_some() {
-                        self.count_single_owner_forms(&t.forms, 1);
-                    }
-                    let c = self.canister(*id, &t);
+                (Err(i), Some(c)) => {
                     self.made.moved(&c, made);
                     canisters.insert(i, c);
                     texts.insert(i, id.to_text());
@@ -582,9 +580,8 @@ impl Tool {
 }
 
 fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> Bus {
-    // A canister's change changes every declaration of its forms (their `canister_id`), and
-    // only theirs.
-    // Each form's canister part, worked out on its first tool declared again.
+    // Each form's canister part, worked out on its first tool made again (a canister's change
+    // changes every declaration of its forms, their `canister_id`, and only theirs).
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
     let mut kept_tools = KeptTools { prev, at: 0 };
     let mut tools: Vec<Tool> = cat

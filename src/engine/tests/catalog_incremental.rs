@@ -862,6 +862,17 @@ fn a_canister_changes_only_its_forms_tools() {
     let same_hole = |a: &catalog::Bus, b: &catalog::Bus, i: usize| {
         std::rc::Rc::ptr_eq(a.holed(i).unwrap(), b.holed(i).unwrap())
     };
+    let kept_whole = |a: &catalog::Bus, b: &catalog::Bus, tools: &[usize]| {
+        for &i in tools {
+            assert!(same(a, b, i), "{}: kept whole", b.decls[i].name);
+        }
+    };
+    let filled = |a: &catalog::Bus, b: &catalog::Bus, tools: &[usize]| {
+        for &i in tools {
+            assert!(!same(a, b, i), "{}: made again", b.decls[i].name);
+            assert!(same_hole(a, b, i), "{}: filled", b.decls[i].name);
+        }
+    };
 
     // Another label for the canister of `icrc1` alone: `icrc2`'s tools stay whole, `icrc1`'s
     // are filled with the new part (their holes and words kept).
@@ -869,12 +880,9 @@ fn a_canister_changes_only_its_forms_tools() {
     set_refs(ids[4], &refs);
     let b1 = bus(&w);
     check_against_scratch(&w, "a label of icrc1's canister");
-    for &i in &two {
-        assert!(same(&b0, &b1, i), "{}: kept whole", b1.decls[i].name);
-    }
+    kept_whole(&b0, &b1, &two);
+    filled(&b0, &b1, &one);
     for &i in &one {
-        assert!(!same(&b0, &b1, i), "{}: made again", b1.decls[i].name);
-        assert!(same_hole(&b0, &b1, i), "{}: filled", b1.decls[i].name);
         assert!(std::rc::Rc::ptr_eq(&b0.words[i], &b1.words[i]));
         assert!(b1.items[i].mcp.contains("RELABELLED"));
     }
@@ -887,9 +895,7 @@ fn a_canister_changes_only_its_forms_tools() {
     );
     let b2 = bus(&w);
     check_against_scratch(&w, "other decimals on icrc1's canister");
-    for &i in &two {
-        assert!(same(&b1, &b2, i), "{}: kept whole", b2.decls[i].name);
-    }
+    kept_whole(&b1, &b2, &two);
     let declared: Vec<&str> = one
         .iter()
         .filter(|&&i| !same_hole(&b1, &b2, i))
@@ -915,35 +921,28 @@ fn a_canister_changes_only_its_forms_tools() {
     registry::remove_canister(&*w, controller(), ids[4]).unwrap();
     let b4 = bus(&w);
     check_against_scratch(&w, "the moved canister removed");
-    for &i in &one {
-        assert!(same(&b3, &b4, i), "{}: kept whole", b4.decls[i].name);
-    }
-    for &i in &two {
-        assert!(!same(&b3, &b4, i) && same_hole(&b3, &b4, i));
-    }
+    kept_whole(&b3, &b4, &one);
+    filled(&b3, &b4, &two);
     // Registered anew for `icrc1` (its refs not read at first: the tools that read them
     // declared again, twice, the others filled): `icrc2`'s kept whole.
     register(ids[4], "NEW", &["icrc1"]);
     set_refs(ids[4], &refs);
     let b5 = bus(&w);
     check_against_scratch(&w, "registered anew");
-    for &i in &two {
-        assert!(same(&b4, &b5, i), "{}: kept whole", b5.decls[i].name);
-    }
+    kept_whole(&b4, &b5, &two);
     for &i in &one {
         assert!(!same(&b4, &b5, i) && b5.items[i].mcp.contains("(NEW)"));
     }
-    let filled = one.iter().filter(|&&i| same_hole(&b4, &b5, i)).count();
+    let refilled = one.iter().filter(|&&i| same_hole(&b4, &b5, i)).count();
     assert!(
-        filled > 0 && filled < one.len(),
-        "{filled} of {}",
+        refilled > 0 && refilled < one.len(),
+        "{refilled} of {}",
         one.len()
     );
     // Every target read again: every form tool filled again, none declared again.
     w.state.borrow_mut().targets_changed();
     let b6 = bus(&w);
     check_against_scratch(&w, "every target read again");
-    for &i in one.iter().chain(&two) {
-        assert!(!same(&b5, &b6, i) && same_hole(&b5, &b6, i));
-    }
+    filled(&b5, &b6, &one);
+    filled(&b5, &b6, &two);
 }

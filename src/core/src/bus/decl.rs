@@ -53,6 +53,22 @@ pub struct ToolDecl {
     pub source: ToolSource,
 }
 
+impl ToolDecl {
+    /// A copy with `input_schema` in place of its own (which is not copied: it can hold every
+    /// canister of a form).
+    pub fn with_input_schema(&self, input_schema: Value) -> ToolDecl {
+        ToolDecl {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            effect: self.effect,
+            input_schema,
+            output_schema: self.output_schema.clone(),
+            source: self.source.clone(),
+        }
+    }
+}
+
 /// A form tool's label: a query is readonly (Candid guarantees it); an update is labelled only
 /// when its form states the method's `effect`: read-only effects are readonly, an update with an
 /// idempotency stamp is idempotent, one without is destructive.

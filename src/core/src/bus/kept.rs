@@ -42,16 +42,7 @@ enum Plain {
 /// members serialized around a `null` schema (the member follows `description`, so it is the
 /// one `,"inputSchema":null` there: inside a string a quote is escaped).
 fn mcp_text(d: &ToolDecl, schema: &str) -> String {
-    let bare = ToolDecl {
-        name: d.name.clone(),
-        title: d.title.clone(),
-        description: d.description.clone(),
-        effect: d.effect,
-        input_schema: Value::Null,
-        output_schema: d.output_schema.clone(),
-        source: d.source.clone(),
-    };
-    let text = render_one(&bare, ToolFormat::Mcp);
+    let text = render_one(&d.with_input_schema(Value::Null), ToolFormat::Mcp);
     const HOLE: &str = ",\"inputSchema\":null";
     match text.find(HOLE) {
         Some(at) => {
@@ -129,9 +120,9 @@ impl Rendered {
         )
     }
 
-    /// The name and description texts of `other`, copied.
-    pub(super) fn words_of(other: &Rendered) -> (String, String) {
-        (other.name.clone(), other.description.clone())
+    /// The name and description texts, copied.
+    pub(super) fn words(&self) -> (String, String) {
+        (self.name.clone(), self.description.clone())
     }
 
     /// These renderings with `hole`'s one occurrence in each JSON text replaced by `part`

@@ -168,7 +168,7 @@ pub fn refill(
     }
     let t = texts(part);
     let r = holed.text.spliced(
-        Rendered::words_of(text),
+        text.words(),
         &t.holes.json,
         &t.json,
         strict_part(t, holed.enum_rest),
@@ -188,42 +188,29 @@ fn strict_part(t: &PartTexts, enum_rest: usize) -> Option<&str> {
 /// A copy of `whole` with `part`'s schema in its `canister_id` property, its own left out
 /// (copying it first would copy every canister's entry to drop it).
 fn with_part_of(whole: &ToolDecl, part: &FormCanisters) -> ToolDecl {
-    use serde_json::Map;
+    let properties = |props: &serde_json::Map<String, Value>| -> Value {
+        let copy = |(name, s): (&String, &Value)| {
+            let s = if name == CANISTER_PARAM {
+                part.schema()
+            } else {
+                s
+            };
+            (name.clone(), s.clone())
+        };
+        Value::Object(props.iter().map(copy).collect())
+    };
     let schema = match whole.input_schema.as_object() {
         Some(m) => Value::Object(
             m.iter()
-                .map(|(k, v)| {
-                    let v = match (k.as_str(), v.as_object()) {
-                        ("properties", Some(props)) => Value::Object(
-                            props
-                                .iter()
-                                .map(|(name, s)| {
-                                    let s = if name == CANISTER_PARAM {
-                                        part.schema().clone()
-                                    } else {
-                                        s.clone()
-                                    };
-                                    (name.clone(), s)
-                                })
-                                .collect::<Map<String, Value>>(),
-                        ),
-                        _ => v.clone(),
-                    };
-                    (k.clone(), v)
+                .map(|(k, v)| match v.as_object() {
+                    Some(props) if k == "properties" => (k.clone(), properties(props)),
+                    _ => (k.clone(), v.clone()),
                 })
                 .collect(),
         ),
         None => whole.input_schema.clone(),
     };
-    ToolDecl {
-        name: whole.name.clone(),
-        title: whole.title.clone(),
-        description: whole.description.clone(),
-        effect: whole.effect,
-        input_schema: schema,
-        output_schema: whole.output_schema.clone(),
-        source: whole.source.clone(),
-    }
+    whole.with_input_schema(schema)
 }
 
 /// Whether [`form_tool`] splices `part` (by the canisters it names).
