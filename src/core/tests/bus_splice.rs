@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use tool_host_core::bus::kept::{Rendered, FORMATS};
 use tool_host_core::bus::splice::{
-    decl_issues, form_tool, form_tool_holed, refill, review_decl, spliced_tool,
+    decl_issues, form_tool, form_tool_holed, refill, review_decl, spliced_tool, tool_issues,
 };
 use tool_host_core::bus::{check_decl, decl_of_plan_for, ToolFormat};
 use tool_host_core::packs::pack;
@@ -93,11 +93,27 @@ fn check_refill(plans: &ToolPlans, from: &[Canister], to: &[Canister]) -> (usize
         let kept_on = froms
             .entry(id)
             .or_insert_with(|| FormCanisters::new(id, from));
+        let part = tos.entry(id).or_insert_with(|| FormCanisters::new(id, to));
+        // A review kept from `from` and asked on `to` finds what a review on `to` alone does.
+        let mut reviewed = None;
+        let (n, m) = (from.len(), to.len());
+        assert_eq!(
+            tool_issues(p, kept_on, &mut reviewed),
+            decl_issues(&review_decl(p, kept_on), kept_on),
+            "{} on {n} canisters: issues",
+            p.name
+        );
+        let alone = FormCanisters::new(id, to);
+        assert_eq!(
+            tool_issues(p, part, &mut reviewed),
+            decl_issues(&review_decl(p, &alone), &alone),
+            "{} from {n} to {m} canisters: issues",
+            p.name
+        );
         let (whole, text, holed) = form_tool_holed(p, kept_on);
         let Some(holed) = holed else {
             continue;
         };
-        let part = tos.entry(id).or_insert_with(|| FormCanisters::new(id, to));
         let Some((d, r)) = refill(&holed, (&whole, &text), part) else {
             refused += 1;
             continue;
@@ -120,13 +136,27 @@ fn check_refill(plans: &ToolPlans, from: &[Canister], to: &[Canister]) -> (usize
     (filled, refused)
 }
 
-/// Whether every canister of the set that applies to a pack has the same decimals (and so
-/// every pack tool reads refs the canisters agree on), and there are four or more.
+/// `n` canisters whose symbol is too long for an amount's description.
+fn long_symbol(n: u64) -> Vec<Canister> {
+    (0..n)
+        .map(|i| {
+            let mut c = canister(i, None, Some(8), None);
+            c.refs
+                .insert("query:icrc1_symbol".to_string(), json!("X".repeat(990)));
+            c
+        })
+        .collect()
+}
+
+/// Whether every canister of the set that applies to a pack has the same decimals and symbol
+/// (and so every pack tool reads refs the canisters agree on), and there are four or more.
 fn agree_on_eight(set: &[Canister]) -> bool {
     set.len() >= 4
-        && set
-            .iter()
-            .all(|c| c.forms.is_none() && c.refs.get("query:icrc1_decimals") == Some(&json!(8)))
+        && set.iter().all(|c| {
+            c.forms.is_none()
+                && c.refs.get("query:icrc1_decimals") == Some(&json!(8))
+                && c.refs.get("query:icrc1_symbol") == Some(&json!("TKA"))
+        })
 }
 
 fn packs() -> ToolPlans {
@@ -205,6 +235,10 @@ fn the_packs_on_every_kind_of_canister_set() {
         (0..10)
             .map(|i| canister(i, Some(&"é".repeat(60)), Some(8), None))
             .collect(),
+        // A symbol that puts every amount's description past its bound (a check's issue in
+        // the tool's own words, not in its part), on four canisters and on five.
+        long_symbol(4),
+        long_symbol(5),
     ];
     for set in &sets {
         // Every pack tool is spliced (the hole is found in every text), whatever the size.

@@ -341,6 +341,12 @@ pub struct FormEntry {
     /// rebuild reads them, not every tool of every form. The very plans of `tools` (the
     /// combined plans share them), so that a combined plan is one of them by its address.
     unbound: Vec<Arc<ToolPlan>>,
+    /// Every tool the form plans (those the custody check refuses too: a review reads them),
+    /// as a review declares them: planned on the first review, not at each.
+    review_plans: std::cell::OnceCell<ToolPlans>,
+    /// Each of `review_plans`' tools as last reviewed (in its order): a registration's review
+    /// on canisters that agree on the refs a tool read as before takes its issues from here.
+    pub(crate) reviewed: std::cell::RefCell<Vec<Option<tool_host_core::bus::splice::ReviewedTool>>>,
 }
 
 impl FormEntry {
@@ -419,7 +425,16 @@ impl FormEntry {
             ref_sources,
             ref_queries,
             unbound,
+            review_plans: Default::default(),
+            reviewed: Default::default(),
         }
+    }
+
+    /// Every tool the form plans on its own, as a review declares them (`form_review`).
+    pub fn review_plans(&self) -> &ToolPlans {
+        self.review_plans.get_or_init(|| {
+            tool_host_core::plan::build_tool_plans(std::slice::from_ref(&self.form))
+        })
     }
 
     /// A stored form's entry; `None` for a form that no longer parses (a rule added since it

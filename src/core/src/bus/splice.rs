@@ -287,6 +287,51 @@ pub fn decl_issues(d: &ToolDecl, part: &FormCanisters) -> Vec<DeclIssue> {
     check::issues(&with_part(d.clone(), part))
 }
 
+/// A form tool's declaration issues as a review found them on one part (those of the tool
+/// declared with a hole where its part goes), and the refs its declaration read with the
+/// values agreed on. A catalog keeps it with the form: registering a canister reviews each
+/// of its forms' tools again, and on a part that agrees on those refs as before the tool is
+/// declared as it was (most of what a registration's review cost: each tool declared and
+/// checked again).
+#[derive(Clone, Debug)]
+pub struct ReviewedTool {
+    agreed: Vec<(String, Option<Value>)>,
+    issues: Vec<DeclIssue>,
+}
+
+/// The declaration checks' issues of `plan`'s tool on `part`: those of
+/// [`decl_issues`] of [`review_decl`]. Taken from `kept` where it was reviewed on a part that
+/// agreed on the refs it read as `part` does and `part`'s own checks find nothing; else the tool
+/// is declared and checked, and `kept` is what was found (`None` for a tool declared whole).
+pub fn tool_issues(
+    plan: &ToolPlan,
+    part: &FormCanisters,
+    kept: &mut Option<ReviewedTool>,
+) -> Vec<DeclIssue> {
+    if let Some(k) = kept.as_ref() {
+        if clean(part) && k.agreed.iter().all(|(r, v)| part.agreed(r) == *v) {
+            return k.issues.clone();
+        }
+    }
+    let round = part.asking();
+    let d = decl_holed(plan, part);
+    if !holed(&d) {
+        *kept = None;
+        return check::issues(&decl_of_plan_for(plan, part));
+    }
+    let own = check::issues(&d);
+    let issues = if clean(part) {
+        own.clone()
+    } else {
+        check::issues(&with_part(d, part))
+    };
+    *kept = Some(ReviewedTool {
+        agreed: part.asked_in(round),
+        issues: own,
+    });
+    issues
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
