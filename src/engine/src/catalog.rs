@@ -472,8 +472,12 @@ pub struct Bus {
     /// Which making of its form's canisters each form tool was declared over (`FormsMade`).
     made: Vec<u64>,
     /// A spliced form tool with a hole where its canister part goes: when the canisters
-    /// change, the next bus fills the new part in (`bus::splice::refill`).
+    /// change, the next bus fills the new part in (`bus::splice::refill_text`).
     holed: Vec<Option<Rc<HoledTool>>>,
+    /// A spliced form tool's canister part (its form's, shared by its tools): its declaration
+    /// in `decls` holds the hole, and [`Bus::whole`] puts the part in (a copy of the part in
+    /// each declaration was most of what registering a canister still grew by).
+    parts: Vec<Option<Rc<Value>>>,
     /// The prepare tools' declarations (of `decls`, which keeps them alive), by address.
     prepares: Vec<*const ToolDecl>,
 }
@@ -502,8 +506,33 @@ impl Bus {
         Builtin::from_name(name).filter(|b| self.builtins.contains(b))
     }
 
+    /// `decls` (of this bus) rendered in `format`, each declared whole.
     pub fn render(&self, decls: &[&ToolDecl], format: ToolFormat) -> String {
-        render(decls, format)
+        let whole: Vec<std::borrow::Cow<ToolDecl>> = decls
+            .iter()
+            .map(|d| match self.index(&d.name) {
+                Some(i) => self.whole(i),
+                None => std::borrow::Cow::Borrowed(*d),
+            })
+            .collect();
+        let refs: Vec<&ToolDecl> = whole.iter().map(|d| &**d).collect();
+        render(&refs, format)
+    }
+
+    fn index(&self, name: &str) -> Option<usize> {
+        self.decls
+            .binary_search_by(|d| d.name.as_str().cmp(name))
+            .ok()
+    }
+
+    /// Tool `i`'s declaration whole: `decls[i]` with its canister part put in where it holds
+    /// the hole. What a provider is given; `decls` serves names, words and what a review
+    /// reads.
+    pub fn whole(&self, i: usize) -> std::borrow::Cow<'_, ToolDecl> {
+        match self.parts.get(i).and_then(Option::as_ref) {
+            Some(part) => std::borrow::Cow::Owned(splice::with_part_of(&self.decls[i], part)),
+            None => std::borrow::Cow::Borrowed(&*self.decls[i]),
+        }
     }
 
     /// Form tool `i` with a hole for its canister part, when it was spliced (tests tell a
@@ -521,6 +550,7 @@ impl Bus {
             plan: self.plans[i].clone(),
             made: self.made[i],
             holed: self.holed[i].clone(),
+            part: self.parts[i].clone(),
         }
     }
 }
@@ -578,6 +608,8 @@ struct Tool {
     /// Which making of its form's canisters it was declared over (a form tool's).
     made: u64,
     holed: Option<Rc<HoledTool>>,
+    /// Its canister part, when `decl` holds the hole.
+    part: Option<Rc<Value>>,
 }
 
 impl Tool {
@@ -590,6 +622,7 @@ impl Tool {
             plan: None,
             made: 0,
             holed: None,
+            part: None,
         }
     }
 }
@@ -598,6 +631,8 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
     // Each form's canister part, worked out on its first tool made again (a canister's change
     // changes every declaration of its forms, their `canister_id`, and only theirs).
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
+    // Each form's part's schema, shared by its spliced tools (`Bus::parts`).
+    let mut schemas: BTreeMap<&str, Rc<Value>> = BTreeMap::new();
     let mut kept_tools = KeptTools { prev, at: 0 };
     let mut tools: Vec<Tool> = cat
         .plans
@@ -616,25 +651,33 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                     &cat.canister_texts,
                 )
             });
+            let mut schema = || {
+                schemas
+                    .entry(p.form.id.as_str())
+                    .or_insert_with(|| Rc::new(part.schema().clone()))
+                    .clone()
+            };
             // The same plan on other canisters: its part filled in again where the canisters
-            // agree on what its declaration read, declared again otherwise.
+            // agree on what its declaration read (the declaration, with its hole, kept),
+            // declared again otherwise.
             if let Some(k) = &kept {
                 let refilled = k
                     .holed
                     .as_ref()
-                    .and_then(|h| splice::refill(h, (&k.decl, &k.text), part));
-                if let Some((d, t)) = refilled {
+                    .and_then(|h| splice::refill_text(h, &k.text, part));
+                if let Some(t) = refilled {
                     return Tool {
                         words: k.words.clone(),
-                        decl: Rc::new(d),
+                        decl: k.decl.clone(),
                         text: Rc::new(t),
                         plan: Some(p.clone()),
                         made,
                         holed: k.holed.clone(),
+                        part: Some(schema()),
                     };
                 }
             }
-            let (d, t, holed) = splice::form_tool_holed(p, part);
+            let (d, t, holed) = splice::form_tool_parted(p, part);
             Tool {
                 words: kept
                     .map(|k| k.words)
@@ -643,6 +686,7 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                 text: Rc::new(t),
                 plan: Some(p.clone()),
                 made,
+                part: holed.is_some().then(schema),
                 holed: holed.map(Rc::new),
             }
         })
@@ -687,6 +731,7 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
     let mut plans = Vec::with_capacity(tools.len());
     let mut holed = Vec::with_capacity(tools.len());
     let mut made = Vec::with_capacity(tools.len());
+    let mut parts = Vec::with_capacity(tools.len());
     let mut prepares = vec![];
     for t in tools {
         if t.plan
@@ -701,6 +746,7 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         plans.push(t.plan);
         holed.push(t.holed);
         made.push(t.made);
+        parts.push(t.part);
     }
     let pinned = pins_of(c)
         .into_iter()
@@ -719,6 +765,7 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
         plans,
         holed,
         made,
+        parts,
         prepares,
     }
 }

@@ -272,9 +272,11 @@ fn bus_fingerprint(b: &catalog::Bus) -> String {
         b.fingerprint,
         tool_host_core::bus::page::fingerprint(b.items.iter().map(|t| t.mcp.as_str()))
     );
+    // Each declaration whole (a spliced tool's part put in its hole).
+    let whole: Vec<_> = (0..b.decls.len()).map(|i| b.whole(i)).collect();
     format!(
         "{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}\n{:?}\n{}",
-        b.decls,
+        whole,
         b.pinned,
         b.builtins,
         b.zone,
@@ -301,6 +303,54 @@ fn check_against_scratch(w: &World, step: &str) {
     s.catalog = incremental;
     assert_eq!(kept, scratch, "after {step}: the catalog differs");
     assert_eq!(kept_bus, scratch_bus, "after {step}: the bus differs");
+    drop(s);
+    check_whole(w, step);
+}
+
+/// Each form tool whole (`Bus::whole`: a spliced tool's declaration holds a hole where its
+/// canister part goes) is the tool declared whole for the canisters now, and the whole list
+/// in every format is theirs rendered.
+fn check_whole(w: &World, step: &str) {
+    let wholes = {
+        let mut s = w.state.borrow_mut();
+        let bus = catalog::bus(&mut s);
+        let cat = catalog::current(&mut s);
+        (0..bus.decls.len())
+            .map(|i| {
+                let whole = bus.whole(i).into_owned();
+                if let Some(p) = cat.plans.plans.get(&whole.name) {
+                    let part = tool_host_core::schema::FormCanisters::with_texts(
+                        &p.form.id,
+                        &cat.canisters,
+                        &cat.canister_texts,
+                    );
+                    let want = tool_host_core::bus::decl_of_plan_for(p, &part);
+                    assert_eq!(whole, want, "after {step}: {} whole", whole.name);
+                }
+                whole
+            })
+            .collect::<Vec<_>>()
+    };
+    let refs: Vec<&tool_host_core::bus::ToolDecl> = wholes.iter().collect();
+    for f in [
+        ToolFormat::Mcp,
+        ToolFormat::OpenAi,
+        ToolFormat::OpenAiResponses,
+        ToolFormat::Anthropic,
+        ToolFormat::Markdown,
+        ToolFormat::JsonSchema,
+    ] {
+        let listed = tool_host_engine::bus::list_tools(w, Some(f));
+        let want = tool_host_core::bus::render(&refs, f.into());
+        if f == ToolFormat::Mcp {
+            // MCP's list is compact, the texts kept with the catalog.
+            let listed: Value = serde_json::from_str(&listed).unwrap();
+            let want: Value = serde_json::from_str(&want).unwrap();
+            assert_eq!(listed, want, "after {step}: the MCP list");
+        } else {
+            assert_eq!(listed, want, "after {step}: the list as {f:?}");
+        }
+    }
 }
 
 fn step(w: &std::rc::Rc<World>, rng: &mut Rng) -> String {

@@ -126,6 +126,21 @@ pub fn form_tool_holed(
     plan: &ToolPlan,
     part: &FormCanisters,
 ) -> (ToolDecl, Rendered, Option<HoledTool>) {
+    let (d, r, holed) = form_tool_parted(plan, part);
+    match holed {
+        Some(h) => (with_part(d, part), r, Some(h)),
+        None => (d, r, None),
+    }
+}
+
+/// [`form_tool_holed`] with the declaration left with its hole when the tool was spliced (the
+/// part is the same for every tool of a form, and a copy of it in each declaration cost
+/// registering the 100th ledger 0.6 M): [`with_part_of`] makes the tool's whole declaration
+/// when one is asked for. The declaration is whole when the third is `None`.
+pub fn form_tool_parted(
+    plan: &ToolPlan,
+    part: &FormCanisters,
+) -> (ToolDecl, Rendered, Option<HoledTool>) {
     let spliced = splices(part).then(|| spliced(plan, part)).flatten();
     match spliced {
         Some((d, r, holed)) => (d, r, Some(holed)),
@@ -163,19 +178,25 @@ pub fn refill(
     (whole, text): (&ToolDecl, &Rendered),
     part: &FormCanisters,
 ) -> Option<(ToolDecl, Rendered)> {
+    let r = refill_text(holed, text, part)?;
+    Some((with_part_of(whole, part.schema()), r))
+}
+
+/// [`refill`]'s renderings alone: a catalog keeps the tool's declaration with its hole
+/// ([`form_tool_parted`]), the same for every part its canisters agree on.
+pub fn refill_text(holed: &HoledTool, text: &Rendered, part: &FormCanisters) -> Option<Rendered> {
     if !splices(part) || holed.agreed.iter().any(|(k, v)| part.agreed(k) != *v) {
         return None;
     }
     let t = texts(part);
-    let r = holed.text.spliced(
+    holed.text.spliced(
         text.words(),
         &t.holes.json,
         &t.json,
         strict_part(t, holed.enum_rest),
         &t.holes.markdown,
         &t.markdown,
-    )?;
-    Some((with_part_of(whole, part), r))
+    )
 }
 
 /// The part's strict text when the tool's strict form holds with it (see `strict_schema_with`).
@@ -185,16 +206,13 @@ fn strict_part(t: &PartTexts, enum_rest: usize) -> Option<&str> {
         .filter(|_| strict::part_fits(t.enum_values, enum_rest))
 }
 
-/// A copy of `whole` with `part`'s schema in its `canister_id` property, its own left out
-/// (copying it first would copy every canister's entry to drop it).
-fn with_part_of(whole: &ToolDecl, part: &FormCanisters) -> ToolDecl {
+/// A copy of `whole` with `part` (a form's canister part's schema) in its `canister_id`
+/// property, its own left out (copying it first would copy every canister's entry to drop
+/// it). Of a declaration with a hole ([`form_tool_parted`]), the tool declared whole.
+pub fn with_part_of(whole: &ToolDecl, part: &Value) -> ToolDecl {
     let properties = |props: &serde_json::Map<String, Value>| -> Value {
         let copy = |(name, s): (&String, &Value)| {
-            let s = if name == CANISTER_PARAM {
-                part.schema()
-            } else {
-                s
-            };
+            let s = if name == CANISTER_PARAM { part } else { s };
             (name.clone(), s.clone())
         };
         Value::Object(props.iter().map(copy).collect())
@@ -228,9 +246,10 @@ fn splices(part: &FormCanisters) -> bool {
 /// tests, which compare it with the tool made whole on parts of every size.
 #[doc(hidden)]
 pub fn spliced_tool(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered)> {
-    spliced(plan, part).map(|(d, r, _)| (d, r))
+    spliced(plan, part).map(|(d, r, _)| (with_part(d, part), r))
 }
 
+/// The tool spliced, its declaration with the hole.
 fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered, HoledTool)> {
     let round = part.asking();
     let d = decl_holed(plan, part);
@@ -261,7 +280,7 @@ fn spliced(plan: &ToolPlan, part: &FormCanisters) -> Option<(ToolDecl, Rendered,
         enum_rest,
         agreed,
     };
-    Some((with_part(d, part), r, holed))
+    Some((d, r, holed))
 }
 
 /// A form tool's declaration for a review (names, descriptions and [`decl_issues`]): its

@@ -92,10 +92,10 @@ pub fn list_tools_page<R: Runtime>(rt: &R, args: ListToolsArgs) -> ApiResult<Too
         after.as_deref(),
         format,
         max_bytes,
-        |i, d| match (mcp, bus.items.get(i)) {
+        |i, _| match (mcp, bus.items.get(i)) {
             (true, Some(t)) => Cow::Borrowed(t.mcp.as_str()),
             (false, Some(t)) => Cow::Owned(t.text(format)),
-            _ => Cow::Owned(page::render_one(d, format)),
+            _ => Cow::Owned(page::render_one(&bus.whole(i), format)),
         },
     );
     Ok(ToolsPage {
