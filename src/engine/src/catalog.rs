@@ -508,6 +508,10 @@ impl Bus {
 
     /// `decls` (of this bus) rendered in `format`, each declared whole.
     pub fn render(&self, decls: &[&ToolDecl], format: ToolFormat) -> String {
+        if self.parts.iter().all(Option::is_none) {
+            // No tool spliced (its form's canisters are fewer than four): each is whole.
+            return render(decls, format);
+        }
         let whole: Vec<std::borrow::Cow<ToolDecl>> = decls
             .iter()
             .map(|d| match self.index(&d.name) {
