@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use tool_host_core::bus::kept::{Rendered, FORMATS};
 use tool_host_core::bus::splice::{
-    decl_issues, form_tool, form_tool_holed, refill, review_decl, spliced_tool, tool_issues,
+    decl_issues, form_tool, form_tool_holed, form_tool_parted, refill, refill_text, review_decl,
+    spliced_tool, tool_issues, with_part_of,
 };
 use tool_host_core::bus::{check_decl, decl_of_plan_for, ToolFormat};
 use tool_host_core::packs::pack;
@@ -114,7 +115,17 @@ fn check_refill(plans: &ToolPlans, from: &[Canister], to: &[Canister]) -> (usize
         let Some(holed) = holed else {
             continue;
         };
-        let Some((d, r)) = refill(&holed, (&whole, &text), part) else {
+        // As a catalog keeps it: the declaration with its hole, and the new part's texts.
+        let (holed_decl, _, _) = form_tool_parted(p, kept_on);
+        let parted =
+            refill_text(&holed, &text, part).map(|t| (with_part_of(&holed_decl, part.schema()), t));
+        let refilled = refill(&holed, (&whole, &text), part);
+        assert_eq!(
+            refilled, parted,
+            "{} from {n} to {m}: as a catalog keeps it",
+            p.name
+        );
+        let Some((d, r)) = refilled else {
             refused += 1;
             continue;
         };
@@ -303,6 +314,19 @@ fn a_tool_filled_again_and_again_is_the_last_parts() {
     for p in plans.plans.values() {
         let (mut d, mut r, holed) = form_tool_holed(p, &FormCanisters::new(&p.form.id, &sets[0]));
         let holed = holed.expect("spliced");
+        let mut reviewed = None;
+        for (k, set) in sets.iter().chain([&long_symbol(6), &sets[0]]).enumerate() {
+            // Reviewed again and again, the refs read changing and back: a fresh review's.
+            let part = FormCanisters::new(&p.form.id, set);
+            let alone = FormCanisters::new(&p.form.id, set);
+            let want = decl_issues(&review_decl(p, &alone), &alone);
+            assert_eq!(
+                tool_issues(p, &part, &mut reviewed),
+                want,
+                "{} review {k}",
+                p.name
+            );
+        }
         for set in &sets[1..] {
             let part = FormCanisters::new(&p.form.id, set);
             (d, r) = refill(&holed, (&d, &r), &part).expect("the refs agree");

@@ -506,21 +506,37 @@ impl Bus {
         Builtin::from_name(name).filter(|b| self.builtins.contains(b))
     }
 
-    /// `decls` (of this bus) rendered in `format`, each declared whole.
+    /// `decls` (of this bus) rendered in `format`, each declared whole: as Markdown, the
+    /// sections kept with the tools; in a JSON format, a spliced tool's declaration copied
+    /// with its part.
     pub fn render(&self, decls: &[&ToolDecl], format: ToolFormat) -> String {
+        // Tool `d`'s index here (a declaration not of this bus has none).
+        let own = |d: &ToolDecl| {
+            self.index(&d.name)
+                .filter(|&i| std::ptr::eq(&*self.decls[i], d))
+        };
+        if format == ToolFormat::Markdown {
+            let mut out = tool_host_core::bus::markdown_header();
+            for d in decls {
+                match own(d) {
+                    Some(i) => out.push_str(self.items[i].markdown()),
+                    None => out.push_str(&tool_host_core::bus::page::render_one(d, format)),
+                }
+            }
+            return out;
+        }
         if self.parts.iter().all(Option::is_none) {
             // No tool spliced (its form's canisters are fewer than four): each is whole.
             return render(decls, format);
         }
-        let whole: Vec<std::borrow::Cow<ToolDecl>> = decls
+        let whole = decls
             .iter()
-            .map(|d| match self.index(&d.name) {
+            .map(|d| match own(d) {
                 Some(i) => self.whole(i),
                 None => std::borrow::Cow::Borrowed(*d),
             })
             .collect();
-        let refs: Vec<&ToolDecl> = whole.iter().map(|d| &**d).collect();
-        render(&refs, format)
+        tool_host_core::bus::render_owned(whole, format)
     }
 
     fn index(&self, name: &str) -> Option<usize> {

@@ -305,6 +305,44 @@ fn check_against_scratch(w: &World, step: &str) {
     assert_eq!(kept_bus, scratch_bus, "after {step}: the bus differs");
     drop(s);
     check_whole(w, step);
+    check_review(w, step);
+}
+
+/// Each form's declaration issues as a registration's review finds them (each tool's kept
+/// from its last review where the canisters agree on the refs it read) are those of a review
+/// that keeps nothing, on the catalog as kept and on one built from scratch.
+fn check_review(w: &World, step: &str) {
+    use tool_host_engine::form_review;
+    let mut s = w.state.borrow_mut();
+    let fresh = |cat: &catalog::Catalog| -> Vec<(String, Vec<IssueView>)> {
+        cat.entries
+            .iter()
+            .map(|(id, e)| {
+                let decls = form_review::form_decls(id, &e.form.form, cat);
+                (
+                    id.clone(),
+                    form_review::issue_views(decls.review(&[]).issues),
+                )
+            })
+            .collect()
+    };
+    let kept = |cat: &catalog::Catalog| -> Vec<(String, Vec<IssueView>)> {
+        cat.entries
+            .keys()
+            .map(|id| (id.clone(), form_review::form_issues(cat, id)))
+            .collect()
+    };
+    let cat = catalog::current(&mut s);
+    let (want, got) = (fresh(cat), kept(cat));
+    assert_eq!(got, want, "after {step}: the review's issues");
+    let incremental = s.catalog.take();
+    let scratch = catalog::current(&mut s);
+    assert_eq!(
+        kept(scratch),
+        want,
+        "after {step}: the review's issues from scratch"
+    );
+    s.catalog = incremental;
 }
 
 /// Each form tool whole (`Bus::whole`: a spliced tool's declaration holds a hole where its
@@ -332,6 +370,22 @@ fn check_whole(w: &World, step: &str) {
             .collect::<Vec<_>>()
     };
     let refs: Vec<&tool_host_core::bus::ToolDecl> = wholes.iter().collect();
+    // A turn's tools: a few of the bus's (spliced, `commit`, builtins alike), each whole.
+    {
+        let mut s = w.state.borrow_mut();
+        let bus = catalog::bus(&mut s);
+        let some: Vec<usize> = (0..bus.decls.len()).step_by(3).collect();
+        let offered: Vec<&tool_host_core::bus::ToolDecl> =
+            some.iter().map(|&i| &*bus.decls[i]).collect();
+        let want: Vec<&tool_host_core::bus::ToolDecl> = some.iter().map(|&i| refs[i]).collect();
+        for f in tool_host_core::bus::ToolFormat::ALL {
+            assert_eq!(
+                bus.render(&offered, f),
+                tool_host_core::bus::render(&want, f),
+                "after {step}: a turn's tools as {f:?}"
+            );
+        }
+    }
     for f in [
         ToolFormat::Mcp,
         ToolFormat::OpenAi,

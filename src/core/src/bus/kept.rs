@@ -192,6 +192,11 @@ impl Rendered {
     }
 
     /// The tool's text in `format`: [`render_one`]'s, byte for byte.
+    /// The tool's Markdown section, as kept (a listing is the header and the sections).
+    pub fn markdown(&self) -> &str {
+        &self.markdown
+    }
+
     pub fn text(&self, format: ToolFormat) -> String {
         let (name, description) = (&self.name, &self.description);
         let mut out = String::with_capacity(self.schema.len() + description.len() + 96);

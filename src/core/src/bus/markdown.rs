@@ -18,7 +18,7 @@ pub(super) fn render(decls: &[&ToolDecl]) -> String {
 }
 
 /// What every Markdown listing (and every page of one) starts with.
-pub(super) fn header() -> String {
+pub fn header() -> String {
     let mut out = String::from("# Tools\n\n");
     out.push_str(CALL_LINE);
     out.push('\n');

@@ -59,6 +59,61 @@ pub fn render(decls: &[&ToolDecl], format: ToolFormat) -> String {
     serde_json::to_string_pretty(&shapes).unwrap_or_default()
 }
 
+/// [`render`] of declarations some of which are copies made to be rendered (a catalog's
+/// spliced tools with their canister part put in): a copy's schema is moved into its shape
+/// rather than copied again.
+pub fn render_owned(decls: Vec<std::borrow::Cow<'_, ToolDecl>>, format: ToolFormat) -> String {
+    use std::borrow::Cow;
+    if format == ToolFormat::Markdown {
+        let refs: Vec<&ToolDecl> = decls.iter().map(|d| &**d).collect();
+        return super::markdown::render(&refs);
+    }
+    let shapes: Vec<Value> = decls
+        .into_iter()
+        .map(|d| match d {
+            Cow::Borrowed(d) => shape(d, format),
+            Cow::Owned(d) => shape_owned(d, format),
+        })
+        .collect();
+    serde_json::to_string_pretty(&shapes).unwrap_or_default()
+}
+
+/// [`shape`] of a declaration given whole, its schema moved in: the shape is made around no
+/// schema, and the schema (OpenAI's parameters of it) put in its place.
+fn shape_owned(mut d: ToolDecl, format: ToolFormat) -> Value {
+    let schema = std::mem::take(&mut d.input_schema);
+    let mut v = shape(&d, format);
+    let (schema, strict) = match format {
+        ToolFormat::OpenAi | ToolFormat::OpenAiResponses => match strict_schema(&schema) {
+            Some(s) => (s, Some(true)),
+            None => (without_dialect_owned(schema), Some(false)),
+        },
+        ToolFormat::Anthropic => (without_dialect_owned(schema), None),
+        ToolFormat::Mcp | ToolFormat::JsonSchema | ToolFormat::Markdown => (schema, None),
+    };
+    let (at, key) = match format {
+        ToolFormat::Mcp => (Some(&mut v), "inputSchema"),
+        ToolFormat::OpenAi => (v.get_mut("function"), "parameters"),
+        ToolFormat::OpenAiResponses => (Some(&mut v), "parameters"),
+        ToolFormat::Anthropic => (Some(&mut v), "input_schema"),
+        ToolFormat::JsonSchema | ToolFormat::Markdown => (Some(&mut v), "schema"),
+    };
+    if let Some(Value::Object(m)) = at {
+        m.insert(key.into(), schema);
+        if let Some(strict) = strict {
+            m.insert("strict".into(), Value::Bool(strict));
+        }
+    }
+    v
+}
+
+fn without_dialect_owned(mut schema: Value) -> Value {
+    if let Some(m) = schema.as_object_mut() {
+        m.remove("$schema");
+    }
+    schema
+}
+
 /// One declaration in a JSON format's shape. `Markdown` has no JSON shape (it is text, see
 /// `render`); asked for one, this gives the `JsonSchema` shape.
 pub fn shape(d: &ToolDecl, format: ToolFormat) -> Value {
