@@ -191,12 +191,12 @@ impl Rendered {
         }
     }
 
-    /// The tool's text in `format`: [`render_one`]'s, byte for byte.
     /// The tool's Markdown section, as kept (a listing is the header and the sections).
     pub fn markdown(&self) -> &str {
         &self.markdown
     }
 
+    /// The tool's text in `format`: [`render_one`]'s, byte for byte.
     pub fn text(&self, format: ToolFormat) -> String {
         let (name, description) = (&self.name, &self.description);
         let mut out = String::with_capacity(self.schema.len() + description.len() + 96);
@@ -305,6 +305,23 @@ mod tests {
             let r = Rendered::new(&d);
             for f in FORMATS {
                 assert_eq!(r.text(f), render_one(&d, f), "{f:?} of {s}");
+            }
+            // A copy given to be rendered (its schema moved into its shape), alone and beside
+            // a declaration lent: `render`'s bytes.
+            let mut with_output = d.clone();
+            with_output.output_schema = Some(json!({ "type": "object" }));
+            with_output.effect = Some(super::super::EffectLabel::Readonly);
+            for f in super::super::ToolFormat::ALL {
+                let owned = super::super::render_owned(
+                    vec![
+                        std::borrow::Cow::Owned(d.clone()),
+                        std::borrow::Cow::Borrowed(&d),
+                        std::borrow::Cow::Owned(with_output.clone()),
+                    ],
+                    f,
+                );
+                let lent = super::super::render(&[&d, &d, &with_output], f);
+                assert_eq!(owned, lent, "{f:?} of {s}");
             }
         }
     }
