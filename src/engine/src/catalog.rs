@@ -342,11 +342,16 @@ pub struct FormEntry {
     /// combined plans share them), so that a combined plan is one of them by its address.
     unbound: Vec<Arc<ToolPlan>>,
     /// Every tool the form plans (those the custody check refuses too: a review reads them),
-    /// as a review declares them: planned on the first review, not at each.
-    review_plans: std::cell::OnceCell<ToolPlans>,
-    /// Each of `review_plans`' tools as last reviewed (in its order): a registration's review
-    /// on canisters that agree on the refs a tool read as before takes its issues from here.
-    pub(crate) reviewed: std::cell::RefCell<Vec<Option<tool_host_core::bus::splice::ReviewedTool>>>,
+    /// each as last reviewed: planned on the first review, not at each (see
+    /// [`FormEntry::review_issues`]).
+    review: std::cell::OnceCell<FormReview>,
+}
+
+/// A form's own tools as a registration's review declares them, and each as last reviewed
+/// (in the plans' order).
+struct FormReview {
+    plans: ToolPlans,
+    reviewed: std::cell::RefCell<Vec<Option<tool_host_core::bus::splice::ReviewedTool>>>,
 }
 
 impl FormEntry {
@@ -425,16 +430,31 @@ impl FormEntry {
             ref_sources,
             ref_queries,
             unbound,
-            review_plans: Default::default(),
-            reviewed: Default::default(),
+            review: Default::default(),
         }
     }
 
-    /// Every tool the form plans on its own, as a review declares them (`form_review`).
-    pub fn review_plans(&self) -> &ToolPlans {
-        self.review_plans.get_or_init(|| {
-            tool_host_core::plan::build_tool_plans(std::slice::from_ref(&self.form))
-        })
+    /// The declaration issues of every tool the form plans on its own, on `part` (its
+    /// canister part now): a registration's review (`form_review::form_issues`). A tool's are
+    /// taken from its last review where the canisters agree on the refs its declaration read
+    /// as then (`bus::splice::tool_issues`).
+    pub fn review_issues(
+        &self,
+        part: &tool_host_core::schema::FormCanisters,
+    ) -> Vec<tool_host_core::bus::DeclIssue> {
+        let review = self.review.get_or_init(|| {
+            let plans = tool_host_core::plan::build_tool_plans(std::slice::from_ref(&self.form));
+            let reviewed = std::cell::RefCell::new(vec![None; plans.plans.len()]);
+            FormReview { plans, reviewed }
+        });
+        let mut reviewed = review.reviewed.borrow_mut();
+        review
+            .plans
+            .plans
+            .values()
+            .zip(reviewed.iter_mut())
+            .flat_map(|(p, kept)| tool_host_core::bus::splice::tool_issues(p, part, kept))
+            .collect()
     }
 
     /// A stored form's entry; `None` for a form that no longer parses (a rule added since it

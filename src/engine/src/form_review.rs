@@ -53,24 +53,14 @@ impl FormDecls<'_> {
 /// The declaration issues of a form's tools now (`list_forms` reports them: a form stored
 /// before the checks, or a canister's refs changed since; registering a canister asks them
 /// of its forms). Those of [`form_decls`]' review, each tool's taken from its last review
-/// where the canisters agree on the refs its declaration read as then
-/// (`bus::splice::tool_issues`).
+/// where it can be (`FormEntry::review_issues`).
 pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
     let Some(e) = cat.entries.get(id) else {
         return vec![];
     };
-    let plans = e.review_plans();
     let part =
         tool_host_core::schema::FormCanisters::with_texts(id, &cat.canisters, &cat.canister_texts);
-    let mut reviewed = e.reviewed.borrow_mut();
-    reviewed.resize_with(plans.plans.len(), || None);
-    let issues = plans
-        .plans
-        .values()
-        .zip(reviewed.iter_mut())
-        .flat_map(|(p, kept)| bus::splice::tool_issues(p, &part, kept))
-        .collect();
-    issue_views(issues)
+    issue_views(e.review_issues(&part))
 }
 
 /// The tools `decls` (of form `id`) whose name another form's tool already has: two forms'
