@@ -251,6 +251,12 @@ fn a_blank_enum_option_is_refused() {
     ));
     assert_eq!(issues[0].path, "inputSchema.properties.mode.enum[1]");
     assert!(issues[0].message.contains("blank"));
+    // In ascending order too (options so ordered are not kept to be compared).
+    let issues = refused(&with_schema(
+        json!({ "type": "object", "properties": { "mode": { "enum": ["", "a", "b"] } } }),
+    ));
+    assert_eq!(issues.len(), 1);
+    assert_eq!(issues[0].path, "inputSchema.properties.mode.enum[0]");
 }
 
 #[test]
@@ -273,6 +279,8 @@ fn enum_options_are_compared_as_json_values() {
         (json!(["a", "a"]), Some(1)),
         (json!(["a\"b", "c", "a\"b"]), Some(2)),
         (json!(["\u{1}\\", "\u{1}\\"]), Some(1)),
+        (json!(["a", "b", "b", "c"]), Some(2)),
+        (json!(["a", "b", "c", "a"]), Some(3)),
     ] {
         let issues = refused(&with_schema(
             json!({ "type": "object", "properties": { "mode": { "enum": e } } }),

@@ -23,7 +23,7 @@ use tool_host_core::bus::{check_decl, decl_of_plan_for, ToolFormat};
 use tool_host_core::packs::pack;
 use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlans};
 use tool_host_core::read::Canister;
-use tool_host_core::schema::FormCanisters;
+use tool_host_core::schema::{FormCanisters, PartShapes};
 
 fn canister(
     n: u64,
@@ -489,5 +489,58 @@ proptest! {
         let half = &set[..set.len() / 2];
         check_refill(&plans, half, &set);
         check_refill(&plans, &set, half);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Parts taken from kept shapes, over sets of canisters one after another (added, taken
+    /// away, labelled again, of other forms), are those made fresh: schema and every tool's
+    /// renderings. Forms over the same canisters share one shape.
+    #[test]
+    fn parts_from_kept_shapes_are_fresh_ones(
+        sets in prop::collection::vec(
+            prop::collection::vec(
+                (0u64..6, prop::option::of(prop_oneof![Just("TKA"), Just("TKB")]), 0u8..4),
+                0..8,
+            ),
+            1..6,
+        )
+    ) {
+        let plans = packs();
+        let shapes = PartShapes::default();
+        for set in &sets {
+            let set: Vec<Canister> = set
+                .iter()
+                .map(|(n, label, forms)| {
+                    let forms: Option<&[&str]> = match forms {
+                        0 => None,
+                        1 => Some(&["icrc1"]),
+                        2 => Some(&["icrc2"]),
+                        _ => Some(&["icrc1", "icrc2"]),
+                    };
+                    canister(*n, *label, Some(8), forms)
+                })
+                .collect();
+            let texts: Vec<String> = set.iter().map(|c| c.id.to_text()).collect();
+            let mut made = BTreeMap::new();
+            for p in plans.plans.values() {
+                let kept = FormCanisters::with_shapes(&p.form.id, &set, &texts, &shapes);
+                let fresh = FormCanisters::new(&p.form.id, &set);
+                prop_assert_eq!(kept.schema(), fresh.schema());
+                prop_assert_eq!(form_tool(p, &kept), form_tool(p, &fresh), "{}", p.name);
+                made.insert(p.form.id.clone(), kept.schema_rc());
+            }
+            let applies = |form: &str| -> Vec<(Principal, Option<String>)> {
+                set.iter()
+                    .filter(|c| c.applies_to(form))
+                    .map(|c| (c.id, c.label.clone()))
+                    .collect()
+            };
+            if applies("icrc1") == applies("icrc2") {
+                prop_assert!(std::rc::Rc::ptr_eq(&made["icrc1"], &made["icrc2"]));
+            }
+        }
     }
 }

@@ -21,6 +21,7 @@ use tool_host_core::candid_types::MethodTypes;
 use tool_host_core::form::{parse_form, ref_sources};
 use tool_host_core::plan::{plan_form, Combination, FormRef, FormTools, ToolPlan, ToolPlans};
 use tool_host_core::read::Canister;
+use tool_host_core::schema::PartShapes;
 
 pub struct Catalog {
     pub revision: u64,
@@ -30,6 +31,9 @@ pub struct Catalog {
     /// Each canister's principal as text, made with it (the tools' schemas name every
     /// canister of their form: made per form, it cost more than the rest of a part).
     pub canister_texts: Rc<Vec<String>>,
+    /// The forms' canister parts made last, shared by forms over the same canisters and kept
+    /// across rebuilds (a registration's review and the bus after it make the same).
+    pub shapes: Rc<PartShapes>,
     /// Which making of each form's canisters these are (`TargetsPart::made`).
     made: FormsMade,
     /// The targets that keep an ICRC-3 log (a send journals their log length first).
@@ -79,6 +83,7 @@ struct TargetsPart {
     /// In the stored map's order (the principals' order), as reading them all gives them.
     canisters: Rc<Vec<Canister>>,
     texts: Rc<Vec<String>>,
+    shapes: Rc<PartShapes>,
     icrc3: std::collections::BTreeSet<Principal>,
     single_owner: BTreeMap<Principal, Principal>,
     /// How many canisters registered for a single owner name each form: kept with each
@@ -142,6 +147,7 @@ impl TargetsPart {
         let mut part = TargetsPart {
             canisters: Default::default(),
             texts: Default::default(),
+            shapes: Default::default(),
             icrc3: Default::default(),
             single_owner: Default::default(),
             single_owner_forms: Default::default(),
@@ -671,8 +677,6 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
     // Each form's canister part, worked out on its first tool made again (a canister's change
     // changes every declaration of its forms, their `canister_id`, and only theirs).
     let mut parts: BTreeMap<&str, tool_host_core::schema::FormCanisters> = BTreeMap::new();
-    // Each form's part's schema, shared by its spliced tools (`Bus::parts`).
-    let mut schemas: BTreeMap<&str, Rc<Value>> = BTreeMap::new();
     let mut kept_tools = KeptTools { prev, at: 0 };
     let mut tools: Vec<Tool> = cat
         .plans
@@ -685,18 +689,14 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                 kept => kept,
             };
             let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
-                tool_host_core::schema::FormCanisters::with_texts(
+                tool_host_core::schema::FormCanisters::with_shapes(
                     &p.form.id,
                     &cat.canisters,
                     &cat.canister_texts,
+                    &cat.shapes,
                 )
             });
-            let mut schema = || {
-                schemas
-                    .entry(p.form.id.as_str())
-                    .or_insert_with(|| Rc::new(part.schema().clone()))
-                    .clone()
-            };
+            let schema = || part.schema_rc();
             // The same plan on other canisters: its part filled in again where the canisters
             // agree on what its declaration read (the declaration, with its hole, kept),
             // declared again otherwise.
@@ -938,6 +938,7 @@ fn with_targets<M: Memory>(
     let TargetsPart {
         canisters,
         texts: canister_texts,
+        shapes,
         icrc3,
         single_owner,
         single_owner_forms,
@@ -980,6 +981,7 @@ fn with_targets<M: Memory>(
         plans,
         canisters,
         canister_texts,
+        shapes,
         made,
         icrc3,
         single_owner,
@@ -1006,6 +1008,7 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
         prev_bus,
         canisters,
         canister_texts,
+        shapes,
         made,
         icrc3,
         single_owner,
@@ -1022,13 +1025,17 @@ fn rebuild<M: Memory>(state: &State<M>, old: Catalog) -> Catalog {
     let kept = TargetsPart {
         canisters,
         texts: canister_texts,
+        shapes,
         icrc3,
         single_owner,
         single_owner_forms,
         made,
     };
     let targets = if stale.targets {
-        TargetsPart::read(state)
+        TargetsPart {
+            shapes: kept.shapes,
+            ..TargetsPart::read(state)
+        }
     } else if stale.changed.is_empty() {
         kept
     } else {

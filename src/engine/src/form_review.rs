@@ -25,8 +25,12 @@ pub fn form_decls<'a>(id: &str, form: &Arc<Form>, cat: &'a Catalog) -> FormDecls
         id: id.to_string(),
         form: form.clone(),
     }]);
-    let part =
-        tool_host_core::schema::FormCanisters::with_texts(id, &cat.canisters, &cat.canister_texts);
+    let part = tool_host_core::schema::FormCanisters::with_shapes(
+        id,
+        &cat.canisters,
+        &cat.canister_texts,
+        &cat.shapes,
+    );
     let decls = plans
         .plans
         .values()
@@ -58,8 +62,12 @@ pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
     let Some(e) = cat.entries.get(id) else {
         return vec![];
     };
-    let part =
-        tool_host_core::schema::FormCanisters::with_texts(id, &cat.canisters, &cat.canister_texts);
+    let part = tool_host_core::schema::FormCanisters::with_shapes(
+        id,
+        &cat.canisters,
+        &cat.canister_texts,
+        &cat.shapes,
+    );
     issue_views(e.review_issues(&part))
 }
 

@@ -357,11 +357,8 @@ fn check_whole(w: &World, step: &str) {
             .map(|i| {
                 let whole = bus.whole(i).into_owned();
                 if let Some(p) = cat.plans.plans.get(&whole.name) {
-                    let part = tool_host_core::schema::FormCanisters::with_texts(
-                        &p.form.id,
-                        &cat.canisters,
-                        &cat.canister_texts,
-                    );
+                    let part =
+                        tool_host_core::schema::FormCanisters::new(&p.form.id, &cat.canisters);
                     let want = tool_host_core::bus::decl_of_plan_for(p, &part);
                     assert_eq!(whole, want, "after {step}: {} whole", whole.name);
                 }

@@ -47,7 +47,7 @@ fn holes() -> Holes {
 }
 
 fn texts<'p>(part: &'p FormCanisters) -> &'p PartTexts {
-    part.texts.get_or_init(|| {
+    part.shape().texts.get_or_init(|| {
         let schema = part.schema();
         let json = serde_json::to_string(schema).unwrap_or_default();
         let enum_values = schema
@@ -80,7 +80,7 @@ fn strict_text(schema: &Value, json: &str, enum_values: usize) -> Option<String>
 
 /// Whether the declaration checks find nothing in the part (a review asks only this).
 fn clean(part: &FormCanisters) -> bool {
-    *part.clean.get_or_init(|| {
+    *part.shape().clean.get_or_init(|| {
         let path = format!("inputSchema.properties.{CANISTER_PARAM}");
         check::property_issues("", part.schema(), &path).is_empty()
     })
