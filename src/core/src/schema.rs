@@ -154,8 +154,11 @@ struct Agreed {
 /// after it, and every form the canister names, each made it again (with 100 canisters,
 /// 0.16 M for the schema, 0.33 M for its texts and 0.19 M for its checks, each time).
 pub struct PartShape {
-    /// The canisters it was made over, to tell whether another set makes the same.
-    made_over: Vec<(candid::Principal, Option<String>)>,
+    /// The canisters it was made over, to tell whether another set makes the same: each one's
+    /// principal and where its label ends in `labels` (`None`: it has none).
+    made_over: Vec<(candid::Principal, Option<u32>)>,
+    /// Their labels, one after another (one copy rather than one a canister).
+    labels: String,
     schema: Rc<Value>,
     /// The part as each format writes it, made on first use (`bus::splice`).
     pub(crate) texts: std::cell::OnceCell<crate::bus::splice::PartTexts>,
@@ -165,8 +168,20 @@ pub struct PartShape {
 
 impl PartShape {
     fn new(applicable: &[&Canister], texts: Vec<String>) -> PartShape {
+        let mut labels = String::new();
+        let made_over = applicable
+            .iter()
+            .map(|c| {
+                let end = c.label.as_deref().map(|l| {
+                    labels.push_str(l);
+                    labels.len() as u32
+                });
+                (c.id, end)
+            })
+            .collect();
         PartShape {
-            made_over: applicable.iter().map(|c| (c.id, c.label.clone())).collect(),
+            made_over,
+            labels,
             schema: Rc::new(canister_schema(applicable, texts)),
             texts: Default::default(),
             clean: Default::default(),
@@ -174,12 +189,18 @@ impl PartShape {
     }
 
     fn made_over(&self, applicable: &[&Canister]) -> bool {
-        self.made_over.len() == applicable.len()
-            && self
-                .made_over
-                .iter()
-                .zip(applicable)
-                .all(|((id, label), c)| *id == c.id && *label == c.label)
+        if self.made_over.len() != applicable.len() {
+            return false;
+        }
+        let mut start = 0;
+        self.made_over.iter().zip(applicable).all(|((id, end), c)| {
+            let label = end.map(|end| {
+                let l = self.labels.get(start..end as usize);
+                start = end as usize;
+                l
+            });
+            *id == c.id && label == c.label.as_deref().map(Some)
+        })
     }
 }
 

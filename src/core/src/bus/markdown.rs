@@ -77,8 +77,7 @@ pub(super) fn property_rest(s: &Value, need: &str) -> String {
         Some(e) => {
             for (i, v) in e.iter().enumerate() {
                 line.push_str(if i == 0 { " Allowed values: `" } else { ", `" });
-                // A `Value` displays as its compact JSON; writing to a `String` cannot fail.
-                let _ = write!(line, "{v}");
+                push_json(&mut line, v);
                 line.push('`');
             }
             if !e.is_empty() {
@@ -93,6 +92,23 @@ pub(super) fn property_rest(s: &Value, need: &str) -> String {
         }
     }
     line
+}
+
+/// `v`'s compact JSON (as it displays). A string JSON writes as it is (no quote, backslash or
+/// control character) is copied between quotes: a canister part's enum names every canister
+/// of its form, and each principal displayed cost ~1.5 K instructions.
+fn push_json(line: &mut String, v: &Value) {
+    match v {
+        Value::String(s) if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) => {
+            line.push('"');
+            line.push_str(s);
+            line.push('"');
+        }
+        // A `Value` displays as its compact JSON; writing to a `String` cannot fail.
+        _ => {
+            let _ = write!(line, "{v}");
+        }
+    }
 }
 
 /// The object schema of a property, looking through a nullable `anyOf` and an array's `items`.
@@ -190,6 +206,7 @@ mod tests {
             json!([]),
             json!(["a"]),
             json!(["a\"b", "c\\d", "\u{e9}\u{1}", "x`y"]),
+            json!(["", "\u{1f}", "\u{7f}", "\u{20}", "aaaaa-aa", "\u{e9}", "\t", "z\"", "\\"]),
             json!([1, null, true, { "k": [2] }]),
         ] {
             let s = json!({ "type": "string", "description": "D", "enum": e });
