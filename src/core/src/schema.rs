@@ -67,9 +67,15 @@ impl<'a> FormCanisters<'a> {
             .filter(|(_, c)| c.applies_to(form_id))
             .map(|(i, c)| (c, i))
             .unzip();
-        let shape = shapes.shape(&applicable, || {
-            at.iter().map(|&i| texts[i].clone()).collect()
-        });
+        // A text missing is made (a wrong one would be kept for every later part over the
+        // same canisters: the catalog makes them with the canisters).
+        let text = |i: usize| {
+            texts
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| canisters[i].id.to_text())
+        };
+        let shape = shapes.shape(&applicable, || at.iter().map(|&i| text(i)).collect());
         FormCanisters::of(form_id, applicable, shape)
     }
 

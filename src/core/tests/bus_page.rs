@@ -36,7 +36,7 @@ fn big(name: &str, chars: usize) -> ToolDecl {
 
 fn one_page(decls: &[ToolDecl], after: Option<&str>, f: ToolFormat, max: usize) -> Page {
     page::page(decls, after, f, max, |_, d| {
-        Cow::Owned(page::render_one(d, f))
+        Cow::Owned(page::render_one(d, f).into())
     })
 }
 
@@ -283,6 +283,32 @@ fn kept_texts_are_render_ones() {
         for f in FORMATS {
             assert_eq!(r.text(f), page::render_one(d, f), "{} in {f:?}", d.name);
         }
-        assert_eq!(r.mcp_hash(), page::item_hash(&r.mcp), "{}", d.name);
+        assert_eq!(
+            r.mcp_hash(),
+            page::item_hash(&r.mcp().as_str()),
+            "{}",
+            d.name
+        );
+    }
+}
+
+proptest! {
+    /// A text's hash from its pieces (a spliced tool's MCP text around its part) is the hash
+    /// of the pieces put together, however the text is cut.
+    #[test]
+    fn a_hash_of_pieces_is_the_hash_of_their_text(
+        text in "\\PC{0,40}",
+        cuts in prop::collection::vec(0usize..=40, 0..5),
+    ) {
+        let mut at: Vec<usize> = cuts
+            .into_iter()
+            .map(|c| c.min(text.len()))
+            .filter(|&c| text.is_char_boundary(c))
+            .collect();
+        at.push(0);
+        at.push(text.len());
+        at.sort();
+        let pieces: Vec<&str> = at.windows(2).map(|w| &text[w[0]..w[1]]).collect();
+        prop_assert_eq!(page::item_hash_of(&pieces), page::item_hash(&text));
     }
 }

@@ -497,12 +497,17 @@ proptest! {
 
     /// Parts taken from kept shapes, over sets of canisters one after another (added, taken
     /// away, labelled again, of other forms), are those made fresh: schema and every tool's
-    /// renderings. Forms over the same canisters share one shape.
+    /// renderings, and the declaration checks' issues. Forms over the same canisters share one
+    /// shape.
     #[test]
     fn parts_from_kept_shapes_are_fresh_ones(
         sets in prop::collection::vec(
             prop::collection::vec(
-                (0u64..6, prop::option::of(prop_oneof![Just("TKA"), Just("TKB")]), 0u8..4),
+                (
+                    0u64..6,
+                    prop::option::of(prop_oneof![Just("TKA"), Just("TKB"), Just("T"), Just("TKBB")]),
+                    0u8..4,
+                ),
                 0..8,
             ),
             1..6,
@@ -530,6 +535,15 @@ proptest! {
                 let fresh = FormCanisters::new(&p.form.id, &set);
                 prop_assert_eq!(kept.schema(), fresh.schema());
                 prop_assert_eq!(form_tool(p, &kept), form_tool(p, &fresh), "{}", p.name);
+                // The part's own checks, kept with the shape (a canister twice is an issue).
+                prop_assert_eq!(
+                    tool_issues(p, &kept, &mut None),
+                    tool_issues(p, &fresh, &mut None)
+                );
+                prop_assert_eq!(
+                    decl_issues(&review_decl(p, &kept), &kept),
+                    decl_issues(&review_decl(p, &fresh), &fresh)
+                );
                 made.insert(p.form.id.clone(), kept.schema_rc());
             }
             let applies = |form: &str| -> Vec<(Principal, Option<String>)> {

@@ -2,6 +2,7 @@
 //! status and code, version negotiation, batches per version, pages and tool results.
 
 use serde_json::{json, Value};
+use tool_host_core::bus::kept::Text;
 use tool_host_core::mcp::*;
 
 fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -390,14 +391,16 @@ fn sized(n: usize, chars: usize) -> Vec<Value> {
 
 /// Every page of `tools` from the first.
 fn pages_of(tools: &[Value]) -> Vec<Value> {
-    let texts: Vec<(String, String)> = tools
+    let texts: Vec<(String, Text)> = tools
         .iter()
-        .map(|t| (t["name"].as_str().unwrap().to_string(), t.to_string()))
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t.to_string().into(),
+            )
+        })
         .collect();
-    let kept: Vec<(&str, &str)> = texts
-        .iter()
-        .map(|(n, t)| (n.as_str(), t.as_str()))
-        .collect();
+    let kept: Vec<(&str, &Text)> = texts.iter().map(|(n, t)| (n.as_str(), t)).collect();
     let mut pages = vec![];
     let mut after: Option<String> = None;
     loop {

@@ -32,7 +32,8 @@ pub struct Catalog {
     /// canister of their form: made per form, it cost more than the rest of a part).
     pub canister_texts: Rc<Vec<String>>,
     /// The forms' canister parts made last, shared by forms over the same canisters and kept
-    /// across rebuilds (a registration's review and the bus after it make the same).
+    /// across rebuilds (a registration's review and the bus after it make the same; a catalog
+    /// built whole, as after an upgrade, starts with none).
     pub shapes: Rc<PartShapes>,
     /// Which making of each form's canisters these are (`TargetsPart::made`).
     made: FormsMade,
@@ -545,7 +546,7 @@ impl Bus {
             let mut out = tool_host_core::bus::markdown_header();
             for d in decls {
                 match own(d) {
-                    Some(i) => out.push_str(self.items[i].markdown()),
+                    Some(i) => self.items[i].markdown().push_to(&mut out),
                     None => out.push_str(&tool_host_core::bus::page::render_one(d, format)),
                 }
             }

@@ -173,12 +173,12 @@ fn local<R: Runtime>(rt: &R, r: &Request, _version: &str) -> Result<Answer, RpcE
 
 /// The bus's tools as MCP has them (name, compact JSON kept with the catalog), sorted by name,
 /// those MCP cannot call left out.
-fn tools(bus: &crate::catalog::Bus) -> Vec<(&str, &str)> {
+fn tools(bus: &crate::catalog::Bus) -> Vec<(&str, &tool_host_core::bus::kept::Text)> {
     bus.decls
         .iter()
         .zip(&bus.items)
         .filter(|(d, _)| !NOT_OVER_MCP.contains(&d.name.as_str()))
-        .map(|(d, t)| (d.name.as_str(), t.mcp.as_str()))
+        .map(|(d, t)| (d.name.as_str(), t.mcp()))
         .collect()
 }
 

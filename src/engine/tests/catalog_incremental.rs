@@ -268,10 +268,10 @@ fn fingerprint(c: &catalog::Catalog) -> String {
 
 fn bus_fingerprint(b: &catalog::Bus) -> String {
     // The fingerprint, made of the hashes kept with the texts, is that of the texts now.
-    assert_eq!(
-        b.fingerprint,
-        tool_host_core::bus::page::fingerprint(b.items.iter().map(|t| t.mcp.as_str()))
-    );
+    assert_eq!(b.fingerprint, {
+        let texts: Vec<_> = b.items.iter().map(|t| t.mcp().as_str()).collect();
+        tool_host_core::bus::page::fingerprint(texts.iter().map(|t| t.as_ref()))
+    });
     // Each declaration whole (a spliced tool's part put in its hole).
     let whole: Vec<_> = (0..b.decls.len()).map(|i| b.whole(i)).collect();
     format!(
@@ -832,7 +832,10 @@ fn a_change_makes_again_only_the_tools_it_changes() {
     assert_eq!(host, ["calculate", "commit", "current_time", "think"]);
     assert_eq!(whole, host, "a label: only the host's own tools stay whole");
     assert_eq!(words, all, "a label: the words stay");
-    assert!(b3.items.iter().any(|t| t.mcp.contains("(OTHER)")));
+    assert!(b3
+        .items
+        .iter()
+        .any(|t| t.mcp().as_str().contains("(OTHER)")));
     check_against_scratch(&w, "a label");
 }
 
@@ -980,7 +983,7 @@ fn a_canister_changes_only_its_forms_tools() {
     filled(&b0, &b1, &one);
     for &i in &one {
         assert!(std::rc::Rc::ptr_eq(&b0.words[i], &b1.words[i]));
-        assert!(b1.items[i].mcp.contains("RELABELLED"));
+        assert!(b1.items[i].mcp().as_str().contains("RELABELLED"));
     }
 
     // Its refs changed (other decimals): `icrc1`'s tools that read them are declared again,
@@ -1027,7 +1030,7 @@ fn a_canister_changes_only_its_forms_tools() {
     check_against_scratch(&w, "registered anew");
     kept_whole(&b4, &b5, &two);
     for &i in &one {
-        assert!(!same(&b4, &b5, i) && b5.items[i].mcp.contains("(NEW)"));
+        assert!(!same(&b4, &b5, i) && b5.items[i].mcp().as_str().contains("(NEW)"));
     }
     let refilled = one.iter().filter(|&&i| same_hole(&b4, &b5, i)).count();
     assert!(

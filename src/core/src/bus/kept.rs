@@ -6,26 +6,116 @@
 //! [`render_one`]'s (a test checks every format on every tool it is given).
 
 use super::decl::ToolDecl;
-use super::page::{item_hash, render_one};
+use super::page::{item_hash, item_hash_of, render_one};
 use super::render::ToolFormat;
 use memchr::memmem::Finder;
 use serde_json::Value;
+use std::borrow::Cow;
+use std::rc::Rc;
+
+/// A text kept with a tool: whole, or around its form's canister part, which every tool of
+/// the form (and every form over the same canisters) shares rather than each holding a copy
+/// (with 100 canisters, ~4 KB in each of a tool's four texts, copied at each registration).
+#[derive(Clone, Debug)]
+pub enum Text {
+    Whole(String),
+    /// `around[..at]`, the part, then `around[at..]`.
+    Parted {
+        around: String,
+        at: usize,
+        part: Rc<str>,
+    },
+}
+
+impl Text {
+    /// Its bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Text::Whole(s) => s.len(),
+            Text::Parted { around, part, .. } => around.len() + part.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its pieces in order.
+    fn pieces(&self) -> [&str; 3] {
+        match self {
+            Text::Whole(s) => [s, "", ""],
+            Text::Parted { around, at, part } => [&around[..*at], part, &around[*at..]],
+        }
+    }
+
+    /// The text appended to `out`.
+    pub fn push_to(&self, out: &mut String) {
+        for p in self.pieces() {
+            out.push_str(p);
+        }
+    }
+
+    /// The text from byte `from` on appended to `out`.
+    fn push_from(&self, from: usize, out: &mut String) {
+        let mut skip = from;
+        for p in self.pieces() {
+            let n = skip.min(p.len());
+            out.push_str(&p[n..]);
+            skip -= n;
+        }
+    }
+
+    /// The text as one `str` (put together when it is parted).
+    pub fn as_str(&self) -> Cow<'_, str> {
+        match self {
+            Text::Whole(s) => Cow::Borrowed(s),
+            Text::Parted { .. } => {
+                let mut out = String::with_capacity(self.len());
+                self.push_to(&mut out);
+                Cow::Owned(out)
+            }
+        }
+    }
+
+    /// [`page::item_hash`](super::page::item_hash) of the text.
+    fn hash(&self) -> u64 {
+        match self {
+            Text::Whole(s) => item_hash(s),
+            Text::Parted { .. } => item_hash_of(&self.pieces()),
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text::Whole(s)
+    }
+}
+
+/// Texts are equal by their bytes, whole or parted.
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.len() == other.len() && self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rendered {
     /// MCP's text, the default format's (`list_tools` reads it).
-    pub mcp: String,
+    mcp: Text,
     /// `page::item_hash` of `mcp` ([`Rendered::mcp_hash`]).
     mcp_hash: u64,
     name: String,
     description: String,
     /// The input schema, compact.
-    schema: String,
+    schema: Text,
     /// The schema without its `$schema` member: Anthropic's and non-strict OpenAI's.
     plain: Plain,
     /// OpenAI's strict parameters, when the schema has a strict form.
-    strict: Option<String>,
-    markdown: String,
+    strict: Option<Text>,
+    markdown: Text,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +125,7 @@ enum Plain {
     /// `{` and the schema's text from here.
     From(usize),
     /// A `$schema` not first: its own text.
-    Own(String),
+    Own(Text),
 }
 
 /// MCP's text with the schema's text put in rather than serialized again: the shape's other
@@ -64,15 +154,20 @@ fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
 impl Rendered {
     pub fn new(d: &ToolDecl) -> Rendered {
         let mut r = Rendered::unhashed(d, super::strict_schema(&d.input_schema));
-        r.mcp_hash = item_hash(&r.mcp);
+        r.mcp_hash = r.mcp.hash();
         r
     }
 
     /// `page::item_hash` of the MCP text, hashed when the text was made: the catalog's
     /// fingerprint is made of these.
     pub fn mcp_hash(&self) -> u64 {
-        debug_assert_eq!(self.mcp_hash, item_hash(&self.mcp));
+        debug_assert_eq!(self.mcp_hash, item_hash(&self.mcp.as_str()));
         self.mcp_hash
+    }
+
+    /// MCP's text (`list_tools` and MCP's `tools/list` copy it).
+    pub fn mcp(&self) -> &Text {
+        &self.mcp
     }
 
     /// The renderings with OpenAI's strict form of the schema given (`bus::splice` works it
@@ -94,20 +189,20 @@ impl Rendered {
                         if let Some(m) = s.as_object_mut() {
                             m.remove("$schema");
                         }
-                        Plain::Own(json(&s))
+                        Plain::Own(json(&s).into())
                     }
                 }
             }
         };
         Rendered {
-            mcp: mcp_text(d, &schema),
+            mcp: mcp_text(d, &schema).into(),
             mcp_hash: 0,
             name: json(&d.name),
             description: json(&d.description),
             plain,
-            strict: strict.map(|s| json(&s)),
-            schema,
-            markdown: render_one(d, ToolFormat::Markdown),
+            strict: strict.map(|s| json(&s).into()),
+            schema: schema.into(),
+            markdown: render_one(d, ToolFormat::Markdown).into(),
         }
     }
 
@@ -127,16 +222,17 @@ impl Rendered {
 
     /// These renderings with `hole`'s one occurrence in each JSON text replaced by `part`
     /// (by `strict_part` in the strict form, which is left out when it is `None`) and
-    /// `md_hole`'s in the Markdown by `md_part`; `None` when a text does not hold its hole
-    /// exactly once. The name and description texts are given.
+    /// `md_hole`'s in the Markdown by `md_part`, each text kept around the part shared;
+    /// `None` when a text does not hold its hole exactly once. The name and description
+    /// texts are given.
     pub(super) fn spliced(
         &self,
         (name, description): (String, String),
         hole: &Finder,
-        part: &str,
-        strict_part: Option<&str>,
+        part: &Rc<str>,
+        strict_part: Option<&Rc<str>>,
         md_hole: &Finder,
-        md_part: &str,
+        md_part: &Rc<str>,
     ) -> Option<Rendered> {
         let (schema, hole_at) = splice(&self.schema, hole, part)?;
         let plain = match &self.plain {
@@ -153,7 +249,7 @@ impl Rendered {
         let (mcp, _) = splice(&self.mcp, hole, part)?;
         let (markdown, _) = splice(&self.markdown, md_hole, md_part)?;
         Some(Rendered {
-            mcp_hash: item_hash(&mcp),
+            mcp_hash: mcp.hash(),
             mcp,
             name,
             description,
@@ -169,10 +265,10 @@ impl Rendered {
         match &self.plain {
             Plain::From(at) => {
                 out.push('{');
-                out.push_str(&self.schema[*at..]);
+                self.schema.push_from(*at, out);
             }
-            Plain::Same => out.push_str(&self.schema),
-            Plain::Own(s) => out.push_str(s),
+            Plain::Same => self.schema.push_to(out),
+            Plain::Own(s) => s.push_to(out),
         }
     }
 
@@ -181,7 +277,7 @@ impl Rendered {
         out.push_str(",\"parameters\":");
         match &self.strict {
             Some(s) => {
-                out.push_str(s);
+                s.push_to(out);
                 out.push_str(",\"strict\":true");
             }
             None => {
@@ -192,7 +288,7 @@ impl Rendered {
     }
 
     /// The tool's Markdown section, as kept (a listing is the header and the sections).
-    pub fn markdown(&self) -> &str {
+    pub fn markdown(&self) -> &Text {
         &self.markdown
     }
 
@@ -201,8 +297,8 @@ impl Rendered {
         let (name, description) = (&self.name, &self.description);
         let mut out = String::with_capacity(self.schema.len() + description.len() + 96);
         match format {
-            ToolFormat::Mcp => return self.mcp.clone(),
-            ToolFormat::Markdown => return self.markdown.clone(),
+            ToolFormat::Mcp => return self.mcp.as_str().into_owned(),
+            ToolFormat::Markdown => return self.markdown.as_str().into_owned(),
             ToolFormat::OpenAi => {
                 out.push_str("{\"function\":{\"description\":");
                 out.push_str(description);
@@ -234,7 +330,7 @@ impl Rendered {
                 out.push_str(",\"name\":");
                 out.push_str(name);
                 out.push_str(",\"schema\":");
-                out.push_str(&self.schema);
+                self.schema.push_to(&mut out);
                 out.push('}');
             }
         }
@@ -242,10 +338,15 @@ impl Rendered {
     }
 }
 
-/// `text` with `hole`'s one occurrence replaced by `part`, and where the hole was; `None` when
-/// it is not there once. (`memmem` rather than `str::find`: on the IC a tool's few KiB are
-/// searched at a few instructions a byte rather than ~15.)
-fn splice(text: &str, hole: &Finder, part: &str) -> Option<(String, usize)> {
+/// `text` with `hole`'s one occurrence replaced by `part` (kept around it, not copied in),
+/// and where the hole was; `None` when it is not there once. (`memmem` rather than
+/// `str::find`: on the IC a tool's few KiB are searched at a few instructions a byte rather
+/// than ~15.)
+fn splice(text: &Text, hole: &Finder, part: &Rc<str>) -> Option<(Text, usize)> {
+    // A text with a hole is whole (made of a declaration with the hole).
+    let Text::Whole(text) = text else {
+        return None;
+    };
     let at = hole.find(text.as_bytes())?;
     let end = at + hole.needle().len();
     // The hole is whole UTF-8 (a `str`'s bytes found in a `str`): `at` and `end` are char
@@ -254,11 +355,11 @@ fn splice(text: &str, hole: &Finder, part: &str) -> Option<(String, usize)> {
     if hole.find(rest.as_bytes()).is_some() {
         return None;
     }
-    let mut out = String::with_capacity(text.len() - hole.needle().len() + part.len());
-    out.push_str(text.get(..at)?);
-    out.push_str(part);
-    out.push_str(rest);
-    Some((out, at))
+    let mut around = String::with_capacity(text.len() - hole.needle().len());
+    around.push_str(text.get(..at)?);
+    around.push_str(rest);
+    let part = part.clone();
+    Some((Text::Parted { around, at, part }, at))
 }
 
 /// Every format, for tests that compare the kept texts with [`render_one`].
@@ -286,6 +387,40 @@ mod tests {
             output_schema: None,
             source: super::super::decl::ToolSource::Builtin,
         }
+    }
+
+    /// A parted text reads as its pieces put together: its length, bytes from any offset,
+    /// its hash, and equality with the same text whole.
+    #[test]
+    fn a_parted_text_is_its_pieces_put_together() {
+        for (around, at, part) in [
+            ("ab", 1, "XYZ"),
+            ("", 0, ""),
+            ("héllo", 1, "é"),
+            ("ab", 2, "c"),
+        ] {
+            let parted = Text::Parted {
+                around: around.to_string(),
+                at,
+                part: Rc::from(part),
+            };
+            let whole = format!("{}{part}{}", &around[..at], &around[at..]);
+            assert_eq!(parted.len(), whole.len());
+            assert_eq!(parted.as_str(), whole.as_str());
+            assert_eq!(parted, Text::Whole(whole.clone()));
+            assert_eq!(parted.hash(), item_hash(&whole));
+            for from in (0..=whole.len()).filter(|&i| whole.is_char_boundary(i)) {
+                let mut out = String::new();
+                parted.push_from(from, &mut out);
+                assert_eq!(out, whole[from..], "{whole} from {from}");
+            }
+        }
+        let one = |around: &str, at| Text::Parted {
+            around: around.into(),
+            at,
+            part: Rc::from("x"),
+        };
+        assert_ne!(one("ab", 0), one("ab", 1));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! refused rather than stitched from two catalogs.
 
 use super::decl::ToolDecl;
+use super::kept::Text;
 use super::markdown;
 use super::render::{shape, ToolFormat};
 use std::borrow::Cow;
@@ -56,7 +57,7 @@ pub struct Page {
 /// (at least one: a tool larger than the bound comes alone, never cut). With no tool to give
 /// (an empty list) the page is the format's envelope alone (`[]`, the Markdown header), which
 /// no bound of [`MIN_PAGE_BYTES`] or more is below. `item` gives a tool's rendering
-/// (`render_one`, or one kept from an earlier rendering).
+/// (`render_one`, or one kept from an earlier rendering, parted or whole).
 pub fn page<'a, D, F>(
     decls: &'a [D],
     after: Option<&str>,
@@ -66,7 +67,7 @@ pub fn page<'a, D, F>(
 ) -> Page
 where
     D: std::borrow::Borrow<ToolDecl>,
-    F: FnMut(usize, &'a ToolDecl) -> Cow<'a, str>,
+    F: FnMut(usize, &'a ToolDecl) -> Cow<'a, Text>,
 {
     let start = match after {
         Some(a) => decls.partition_point(|d| d.borrow().name.as_str() <= a),
@@ -89,7 +90,7 @@ where
         if count > 0 {
             text.push_str(sep);
         }
-        text.push_str(&t);
+        t.push_to(&mut text);
         count += 1;
     }
     text.push_str(end);
@@ -141,6 +142,42 @@ pub fn item_hash(text: &str) -> u64 {
     mix(&mut h, u64::from_le_bytes(last));
     // The length ends the item, so that moving bytes between items changes the hash.
     mix(&mut h, b.len() as u64);
+    h
+}
+
+/// [`item_hash`] of the pieces' text one after another, without putting them together: a
+/// spliced tool's MCP text is kept around its form's canister part (`kept::Text`).
+pub fn item_hash_of(pieces: &[&str]) -> u64 {
+    let mut h: u64 = 0x8422_2325_cbf2_9ce4;
+    // Bytes of a word begun in one piece and ended in another.
+    let mut word = [0u8; 8];
+    let mut filled = 0;
+    let mut len = 0;
+    for piece in pieces {
+        let mut b = piece.as_bytes();
+        len += b.len();
+        if filled > 0 {
+            let take = (8 - filled).min(b.len());
+            word[filled..filled + take].copy_from_slice(&b[..take]);
+            filled += take;
+            b = &b[take..];
+            if filled < 8 {
+                continue;
+            }
+            mix(&mut h, u64::from_le_bytes(word));
+        }
+        let mut chunks = b.chunks_exact(8);
+        for c in &mut chunks {
+            mix(&mut h, u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+        }
+        let rest = chunks.remainder();
+        word[..rest.len()].copy_from_slice(rest);
+        filled = rest.len();
+    }
+    let mut last = [0u8; 8];
+    last[..filled].copy_from_slice(&word[..filled]);
+    mix(&mut h, u64::from_le_bytes(last));
+    mix(&mut h, len as u64);
     h
 }
 

@@ -15,15 +15,17 @@ use crate::plan::{ToolPlan, CANISTER_PARAM};
 use crate::schema::{canister_hole, FormCanisters};
 use memchr::memmem::Finder;
 use serde_json::Value;
+use std::rc::Rc;
 
-/// A form's canister part as each format writes it, made once per form.
+/// A form's canister part as each format writes it, made once per set of canisters (kept with
+/// its `schema::PartShape`).
 pub(crate) struct PartTexts {
     /// The property's schema, compact (MCP, Anthropic, JSON Schema and non-strict OpenAI).
-    json: String,
+    json: Rc<str>,
     /// Its strict form, compact; `None` when it has none on its own (then no tool has one).
-    strict: Option<String>,
+    strict: Option<Rc<str>>,
     /// Its Markdown line after the name.
-    markdown: String,
+    markdown: Rc<str>,
     /// Its enum options, counted against strict mode's budget.
     enum_values: usize,
     /// The hole's texts, made once with the part's.
@@ -54,10 +56,11 @@ fn texts<'p>(part: &'p FormCanisters) -> &'p PartTexts {
             .get("enum")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
+        let json: Rc<str> = json.into();
         PartTexts {
             strict: strict_text(schema, &json, enum_values),
             json,
-            markdown: markdown::property_rest(schema, "required"),
+            markdown: markdown::property_rest(schema, "required").into(),
             enum_values,
             holes: holes(),
         }
@@ -67,15 +70,15 @@ fn texts<'p>(part: &'p FormCanisters) -> &'p PartTexts {
 /// The part's strict form as text. A schema of a string's keywords only, all in strict mode's
 /// list, with no more options than its budget is its own strict form (`strict::node_of`
 /// copies every member then), so its text is its JSON's: the enum is not copied to find it.
-fn strict_text(schema: &Value, json: &str, enum_values: usize) -> Option<String> {
+fn strict_text(schema: &Value, json: &Rc<str>, enum_values: usize) -> Option<Rc<str>> {
     let own = |k: &String| matches!(k.as_str(), "type" | "description" | "enum" | "pattern");
     let plain_string = schema.get("type").and_then(Value::as_str) == Some("string")
         && schema.as_object().is_some_and(|m| m.keys().all(own))
         && schema.get("enum").is_none_or(Value::is_array);
     if plain_string && enum_values <= strict::MAX_ENUM_VALUES {
-        return Some(json.to_string());
+        return Some(json.clone());
     }
-    strict::property_node(schema).map(|s| serde_json::to_string(&s).unwrap_or_default())
+    strict::property_node(schema).map(|s| serde_json::to_string(&s).unwrap_or_default().into())
 }
 
 /// Whether the declaration checks find nothing in the part (a review asks only this).
@@ -200,9 +203,9 @@ pub fn refill_text(holed: &HoledTool, text: &Rendered, part: &FormCanisters) -> 
 }
 
 /// The part's strict text when the tool's strict form holds with it (see `strict_schema_with`).
-fn strict_part(t: &PartTexts, enum_rest: usize) -> Option<&str> {
+fn strict_part(t: &PartTexts, enum_rest: usize) -> Option<&Rc<str>> {
     t.strict
-        .as_deref()
+        .as_ref()
         .filter(|_| strict::part_fits(t.enum_values, enum_rest))
 }
 

@@ -105,8 +105,9 @@ pub fn list_after(params: Option<&Value>) -> Result<Option<String>, RpcError> {
 /// A page of `tools` (name and compact JSON, sorted by name): those after `after`, at most
 /// [`PAGE_SIZE`] and [`PAGE_BYTES`] of JSON (at least one, whole), and `nextCursor` when more
 /// follow. The cursor is the last name given (hex): a tool added or removed between pages moves
-/// no other tool in or out of later pages. The tools' text is copied, not parsed.
-pub fn list_page(tools: &[(&str, &str)], after: Option<&str>) -> Answer {
+/// no other tool in or out of later pages. The tools' text is copied, not parsed (each as the
+/// catalog keeps it, whole or around its form's canister part).
+pub fn list_page(tools: &[(&str, &crate::bus::kept::Text)], after: Option<&str>) -> Answer {
     let start = match after {
         Some(a) => tools.partition_point(|(name, _)| *name <= a),
         None => 0,
@@ -120,7 +121,7 @@ pub fn list_page(tools: &[(&str, &str)], after: Option<&str>) -> Answer {
         if count > 0 {
             text.push(',');
         }
-        text.push_str(json);
+        json.push_to(&mut text);
         bytes += json.len();
         count += 1;
     }

@@ -32,14 +32,15 @@ pub fn list_tools<R: Runtime>(rt: &R, format: Option<ToolFormat>) -> String {
     let bus = rt.with_state(catalog::bus);
     match format.unwrap_or(ToolFormat::Mcp) {
         ToolFormat::Mcp => {
-            let mut out =
-                String::with_capacity(2 + bus.items.iter().map(|t| t.mcp.len() + 1).sum::<usize>());
+            let mut out = String::with_capacity(
+                2 + bus.items.iter().map(|t| t.mcp().len() + 1).sum::<usize>(),
+            );
             out.push('[');
             for (i, t) in bus.items.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&t.mcp);
+                t.mcp().push_to(&mut out);
             }
             out.push(']');
             out
@@ -93,9 +94,9 @@ pub fn list_tools_page<R: Runtime>(rt: &R, args: ListToolsArgs) -> ApiResult<Too
         format,
         max_bytes,
         |i, _| match (mcp, bus.items.get(i)) {
-            (true, Some(t)) => Cow::Borrowed(t.mcp.as_str()),
-            (false, Some(t)) => Cow::Owned(t.text(format)),
-            _ => Cow::Owned(page::render_one(&bus.whole(i), format)),
+            (true, Some(t)) => Cow::Borrowed(t.mcp()),
+            (false, Some(t)) => Cow::Owned(t.text(format).into()),
+            _ => Cow::Owned(page::render_one(&bus.whole(i), format).into()),
         },
     );
     Ok(ToolsPage {
