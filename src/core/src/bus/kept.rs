@@ -50,8 +50,13 @@ impl Text {
 
     /// The text appended to `out`.
     pub fn push_to(&self, out: &mut String) {
-        for p in self.pieces() {
-            out.push_str(p);
+        match self {
+            Text::Whole(s) => out.push_str(s),
+            Text::Parted { around, at, part } => {
+                out.push_str(&around[..*at]);
+                out.push_str(part);
+                out.push_str(&around[*at..]);
+            }
         }
     }
 
