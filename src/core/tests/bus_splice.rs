@@ -19,7 +19,7 @@ use tool_host_core::bus::splice::{
     decl_issues, form_tool, form_tool_holed, form_tool_parted, refill, refill_text, review_decl,
     spliced_tool, tool_issues, with_part_of,
 };
-use tool_host_core::bus::{check_decl, decl_of_plan_for, ToolFormat};
+use tool_host_core::bus::{check_decl, decl_of_plan_for, page, ToolFormat};
 use tool_host_core::packs::pack;
 use tool_host_core::plan::{build_tool_plans, FormRef, ToolPlans};
 use tool_host_core::read::Canister;
@@ -62,12 +62,15 @@ fn check_same(plans: &ToolPlans, canisters: &[Canister]) -> usize {
             let n = canisters.len();
             assert_eq!(d, whole, "{} on {n} canisters, {how}: declaration", p.name);
             for f in FORMATS {
+                let text = r.text(f);
                 assert_eq!(
-                    r.text(f),
+                    text,
                     rendered.text(f),
                     "{} on {n} canisters, {how}, {f:?}",
                     p.name
                 );
+                // As the bus renders it (not only as a text kept whole gives it).
+                assert_eq!(text, page::render_one(&whole, f), "{} {how}, {f:?}", p.name);
             }
             assert_eq!(r, rendered);
         }
