@@ -396,6 +396,44 @@ fn check_whole(w: &World, step: &str) {
         } else {
             assert_eq!(listed, want, "after {step}: the list as {f:?}");
         }
+        // Its pages, byte for byte those of the tools rendered whole (texts kept around a
+        // shared part are copied in pieces; the bound counts their bytes).
+        for max in [1024usize, 6 * 1024] {
+            let mut cursor = None;
+            let mut after: Option<String> = None;
+            loop {
+                let args = ListToolsArgs {
+                    format: Some(f),
+                    cursor: cursor.clone(),
+                    max_bytes: Some(max as u32),
+                };
+                let got = tool_host_engine::bus::list_tools_page(w, args).unwrap();
+                let want = tool_host_core::bus::page::page(
+                    &refs,
+                    after.as_deref(),
+                    f.into(),
+                    max,
+                    |_, d| {
+                        std::borrow::Cow::Owned(
+                            tool_host_core::bus::page::render_one(d, f.into()).into(),
+                        )
+                    },
+                );
+                assert_eq!(
+                    got.tools, want.text,
+                    "after {step}: a page as {f:?} of {max}"
+                );
+                assert_eq!(got.count as usize, want.count);
+                match (got.next, want.next_after) {
+                    (Some(c), Some(a)) => {
+                        cursor = Some(c);
+                        after = Some(a);
+                    }
+                    (None, None) => break,
+                    (g, w) => panic!("after {step}: next {g:?} against {w:?}"),
+                }
+            }
+        }
     }
 }
 

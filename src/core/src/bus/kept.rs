@@ -17,7 +17,12 @@ use std::rc::Rc;
 /// the form (and every form over the same canisters) shares rather than each holding a copy
 /// (with 100 canisters, ~4 KB in each of a tool's four texts, copied at each registration).
 #[derive(Clone, Debug)]
-pub enum Text {
+pub struct Text(Repr);
+
+/// Made only by `From<String>` and [`splice`], which cuts `around` where the hole was found (a
+/// char boundary): its slices cannot fail.
+#[derive(Clone, Debug)]
+enum Repr {
     Whole(String),
     /// `around[..at]`, the part, then `around[at..]`.
     Parted {
@@ -30,9 +35,9 @@ pub enum Text {
 impl Text {
     /// Its bytes.
     pub fn len(&self) -> usize {
-        match self {
-            Text::Whole(s) => s.len(),
-            Text::Parted { around, part, .. } => around.len() + part.len(),
+        match &self.0 {
+            Repr::Whole(s) => s.len(),
+            Repr::Parted { around, part, .. } => around.len() + part.len(),
         }
     }
 
@@ -42,17 +47,17 @@ impl Text {
 
     /// Its pieces in order.
     fn pieces(&self) -> [&str; 3] {
-        match self {
-            Text::Whole(s) => [s, "", ""],
-            Text::Parted { around, at, part } => [&around[..*at], part, &around[*at..]],
+        match &self.0 {
+            Repr::Whole(s) => [s, "", ""],
+            Repr::Parted { around, at, part } => [&around[..*at], part, &around[*at..]],
         }
     }
 
     /// The text appended to `out`.
     pub fn push_to(&self, out: &mut String) {
-        match self {
-            Text::Whole(s) => out.push_str(s),
-            Text::Parted { around, at, part } => {
+        match &self.0 {
+            Repr::Whole(s) => out.push_str(s),
+            Repr::Parted { around, at, part } => {
                 out.push_str(&around[..*at]);
                 out.push_str(part);
                 out.push_str(&around[*at..]);
@@ -72,9 +77,9 @@ impl Text {
 
     /// The text as one `str` (put together when it is parted).
     pub fn as_str(&self) -> Cow<'_, str> {
-        match self {
-            Text::Whole(s) => Cow::Borrowed(s),
-            Text::Parted { .. } => {
+        match &self.0 {
+            Repr::Whole(s) => Cow::Borrowed(s),
+            Repr::Parted { .. } => {
                 let mut out = String::with_capacity(self.len());
                 self.push_to(&mut out);
                 Cow::Owned(out)
@@ -84,16 +89,16 @@ impl Text {
 
     /// [`page::item_hash`](super::page::item_hash) of the text.
     fn hash(&self) -> u64 {
-        match self {
-            Text::Whole(s) => item_hash(s),
-            Text::Parted { .. } => item_hash_of(&self.pieces()),
+        match &self.0 {
+            Repr::Whole(s) => item_hash(s),
+            Repr::Parted { .. } => item_hash_of(&self.pieces()),
         }
     }
 }
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        Text::Whole(s)
+        Text(Repr::Whole(s))
     }
 }
 
@@ -349,7 +354,7 @@ impl Rendered {
 /// than ~15.)
 fn splice(text: &Text, hole: &Finder, part: &Rc<str>) -> Option<(Text, usize)> {
     // A text with a hole is whole (made of a declaration with the hole).
-    let Text::Whole(text) = text else {
+    let Text(Repr::Whole(text)) = text else {
         return None;
     };
     let at = hole.find(text.as_bytes())?;
@@ -364,7 +369,7 @@ fn splice(text: &Text, hole: &Finder, part: &Rc<str>) -> Option<(Text, usize)> {
     around.push_str(text.get(..at)?);
     around.push_str(rest);
     let part = part.clone();
-    Some((Text::Parted { around, at, part }, at))
+    Some((Text(Repr::Parted { around, at, part }), at))
 }
 
 /// Every format, for tests that compare the kept texts with [`render_one`].
@@ -404,15 +409,15 @@ mod tests {
             ("héllo", 1, "é"),
             ("ab", 2, "c"),
         ] {
-            let parted = Text::Parted {
+            let parted = Text(Repr::Parted {
                 around: around.to_string(),
                 at,
                 part: Rc::from(part),
-            };
+            });
             let whole = format!("{}{part}{}", &around[..at], &around[at..]);
             assert_eq!(parted.len(), whole.len());
             assert_eq!(parted.as_str(), whole.as_str());
-            assert_eq!(parted, Text::Whole(whole.clone()));
+            assert_eq!(parted, Text::from(whole.clone()));
             assert_eq!(parted.hash(), item_hash(&whole));
             for from in (0..=whole.len()).filter(|&i| whole.is_char_boundary(i)) {
                 let mut out = String::new();
@@ -420,10 +425,12 @@ mod tests {
                 assert_eq!(out, whole[from..], "{whole} from {from}");
             }
         }
-        let one = |around: &str, at| Text::Parted {
-            around: around.into(),
-            at,
-            part: Rc::from("x"),
+        let one = |around: &str, at| {
+            Text(Repr::Parted {
+                around: around.into(),
+                at,
+                part: Rc::from("x"),
+            })
         };
         assert_ne!(one("ab", 0), one("ab", 1));
     }
