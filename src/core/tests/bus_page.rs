@@ -312,3 +312,22 @@ proptest! {
         prop_assert_eq!(page::item_hash_of(&pieces), page::item_hash(&text));
     }
 }
+
+/// A tool's hash is pinned: the list's fingerprint (and so every cursor given) is made of
+/// them, and a change of how a text is hashed would turn every cursor stale.
+#[test]
+fn item_hashes_are_pinned() {
+    for (text, want) in [
+        ("", 0x47e4_4973_440b_083c),
+        ("a", 0x64e4_bb45_1ff8_9ba2),
+        ("abcdefgh", 0xec47_fc52_c5da_08c8),
+        ("abcdefghi", 0x633a_bd31_63f9_49ce),
+        ("{\"name\":\"x\",\"inputSchema\":{}}", 0xee32_6216_9c1b_257b),
+        (
+            "héllo wörld, a longer text of several words",
+            0xc1eb_5a5e_76c8_c6ac,
+        ),
+    ] {
+        assert_eq!(page::item_hash(text), want, "{text:?}");
+    }
+}

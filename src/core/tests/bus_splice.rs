@@ -454,6 +454,16 @@ fn a_form_whose_words_hold_the_hole_is_rendered_whole() {
 }
 
 /// A label of any text, or one holding the hole's texts (a ledger chooses its own symbol).
+/// The forms a drawn canister names: every form (none named), `icrc1`, `icrc2`, or both.
+fn forms_of(n: u8) -> Option<&'static [&'static str]> {
+    match n {
+        0 => None,
+        1 => Some(&["icrc1"]),
+        2 => Some(&["icrc2"]),
+        _ => Some(&["icrc1", "icrc2"]),
+    }
+}
+
 fn label() -> impl Strategy<Value = String> {
     prop_oneof![
         "\\PC{0,24}",
@@ -478,13 +488,7 @@ proptest! {
         let set: Vec<Canister> = set
             .iter()
             .map(|(n, label, decimals, forms)| {
-                let forms: Option<&[&str]> = match forms {
-                    0 => None,
-                    1 => Some(&["icrc1"]),
-                    2 => Some(&["icrc2"]),
-                    _ => Some(&["icrc1", "icrc2"]),
-                };
-                canister(*n, label.as_deref(), *decimals, forms)
+                canister(*n, label.as_deref(), *decimals, forms_of(*forms))
             })
             .collect();
         check_same(&plans, &set);
@@ -522,13 +526,7 @@ proptest! {
             let set: Vec<Canister> = set
                 .iter()
                 .map(|(n, label, forms)| {
-                    let forms: Option<&[&str]> = match forms {
-                        0 => None,
-                        1 => Some(&["icrc1"]),
-                        2 => Some(&["icrc2"]),
-                        _ => Some(&["icrc1", "icrc2"]),
-                    };
-                    canister(*n, *label, Some(8), forms)
+                    canister(*n, *label, Some(8), forms_of(*forms))
                 })
                 .collect();
             let texts: Vec<String> = set.iter().map(|c| c.id.to_text()).collect();

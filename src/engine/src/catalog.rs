@@ -689,14 +689,9 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
                 Some(tool) if tool.made == made => return tool,
                 kept => kept,
             };
-            let part = parts.entry(p.form.id.as_str()).or_insert_with(|| {
-                tool_host_core::schema::FormCanisters::with_shapes(
-                    &p.form.id,
-                    &cat.canisters,
-                    &cat.canister_texts,
-                    &cat.shapes,
-                )
-            });
+            let part = parts
+                .entry(p.form.id.as_str())
+                .or_insert_with(|| cat.part(&p.form.id));
             let schema = || part.schema_rc();
             // The same plan on other canisters: its part filled in again where the canisters
             // agree on what its declaration read (the declaration, with its hole, kept),
@@ -812,6 +807,16 @@ fn build_bus(cat: &Catalog, c: &crate::model::BusConfig, prev: Option<&Bus>) -> 
 }
 
 impl Catalog {
+    /// Form `form_id`'s canister part over these canisters, its shape kept with the catalog.
+    pub fn part(&self, form_id: &str) -> tool_host_core::schema::FormCanisters<'_> {
+        tool_host_core::schema::FormCanisters::with_shapes(
+            form_id,
+            &self.canisters,
+            &self.canister_texts,
+            &self.shapes,
+        )
+    }
+
     /// A tool's method types, built once with its form's entry (encoding and decoding reuse
     /// them): looked up through its plan's form rather than gathered into a map of every tool
     /// at every rebuild (0.24 M of registering the 50th form, and the map's drop).

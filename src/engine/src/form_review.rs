@@ -25,12 +25,7 @@ pub fn form_decls<'a>(id: &str, form: &Arc<Form>, cat: &'a Catalog) -> FormDecls
         id: id.to_string(),
         form: form.clone(),
     }]);
-    let part = tool_host_core::schema::FormCanisters::with_shapes(
-        id,
-        &cat.canisters,
-        &cat.canister_texts,
-        &cat.shapes,
-    );
+    let part = cat.part(id);
     let decls = plans
         .plans
         .values()
@@ -62,13 +57,7 @@ pub fn form_issues(cat: &Catalog, id: &str) -> Vec<IssueView> {
     let Some(e) = cat.entries.get(id) else {
         return vec![];
     };
-    let part = tool_host_core::schema::FormCanisters::with_shapes(
-        id,
-        &cat.canisters,
-        &cat.canister_texts,
-        &cat.shapes,
-    );
-    issue_views(e.review_issues(&part))
+    issue_views(e.review_issues(&cat.part(id)))
 }
 
 /// The tools `decls` (of form `id`) whose name another form's tool already has: two forms'

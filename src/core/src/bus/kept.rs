@@ -89,10 +89,7 @@ impl Text {
 
     /// [`page::item_hash`](super::page::item_hash) of the text.
     fn hash(&self) -> u64 {
-        match &self.0 {
-            Repr::Whole(s) => item_hash(s),
-            Repr::Parted { .. } => item_hash_of(&self.pieces()),
-        }
+        item_hash_of(&self.pieces())
     }
 }
 

@@ -131,22 +131,12 @@ pub fn fingerprint_of(hashes: impl IntoIterator<Item = u64>) -> u64 {
 
 /// The hash of one tool's MCP rendering, as [`fingerprint_of`] reads it.
 pub fn item_hash(text: &str) -> u64 {
-    let mut h: u64 = 0x8422_2325_cbf2_9ce4;
-    let b = text.as_bytes();
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        mix(&mut h, u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-    }
-    let mut last = [0u8; 8];
-    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    mix(&mut h, u64::from_le_bytes(last));
-    // The length ends the item, so that moving bytes between items changes the hash.
-    mix(&mut h, b.len() as u64);
-    h
+    item_hash_of(&[text])
 }
 
 /// [`item_hash`] of the pieces' text one after another, without putting them together: a
-/// spliced tool's MCP text is kept around its form's canister part (`kept::Text`).
+/// spliced tool's MCP text is kept around its form's canister part (`kept::Text`). The text is
+/// mixed a word of 8 bytes at a time, the last zero-padded.
 pub fn item_hash_of(pieces: &[&str]) -> u64 {
     let mut h: u64 = 0x8422_2325_cbf2_9ce4;
     // Bytes of a word begun in one piece and ended in another.
@@ -177,6 +167,7 @@ pub fn item_hash_of(pieces: &[&str]) -> u64 {
     let mut last = [0u8; 8];
     last[..filled].copy_from_slice(&word[..filled]);
     mix(&mut h, u64::from_le_bytes(last));
+    // The length ends the item, so that moving bytes between items changes the hash.
     mix(&mut h, len as u64);
     h
 }
