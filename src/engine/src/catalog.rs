@@ -815,6 +815,7 @@ impl Catalog {
             &self.canister_texts,
             &self.shapes,
         )
+        .made(self.made.of(form_id))
     }
 
     /// A tool's method types, built once with its form's entry (encoding and decoding reuse
