@@ -559,3 +559,48 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Sets grown one canister at a time, anywhere among them (labelled with any text, of
+    /// other forms, sometimes a canister given twice), as registrations grow a form's
+    /// canisters: each part is taken from the kept shape of the set before, its enum and texts
+    /// with the new canister's entry put in, and is the part made fresh (schema, every tool's
+    /// renderings in every format, the checks' issues).
+    #[test]
+    fn parts_grown_by_one_canister_are_fresh_ones(
+        start in prop::collection::vec((0u64..1000, prop::option::of(label())), 0..8),
+        adds in prop::collection::vec(
+            (0u64..1000, prop::option::of(label()), 0u8..4, any::<prop::sample::Index>()),
+            1..10,
+        )
+    ) {
+        let plans = packs();
+        let shapes = PartShapes::default();
+        let mut set: Vec<Canister> = start
+            .iter()
+            .map(|(n, label)| canister(*n, label.as_deref(), Some(8), None))
+            .collect();
+        let step = |set: &[Canister]| -> Result<(), TestCaseError> {
+            let texts: Vec<String> = set.iter().map(|c| c.id.to_text()).collect();
+            for p in plans.plans.values() {
+                let kept = FormCanisters::with_shapes(&p.form.id, set, &texts, &shapes);
+                let fresh = FormCanisters::new(&p.form.id, set);
+                prop_assert_eq!(kept.schema(), fresh.schema());
+                prop_assert_eq!(form_tool(p, &kept), form_tool(p, &fresh), "{}", p.name);
+                prop_assert_eq!(
+                    tool_issues(p, &kept, &mut None),
+                    tool_issues(p, &fresh, &mut None)
+                );
+            }
+            Ok(())
+        };
+        step(&set)?;
+        for (n, label, forms, at) in &adds {
+            let c = canister(*n, label.as_deref(), Some(8), forms_of(*forms));
+            set.insert(at.index(set.len() + 1), c);
+            step(&set)?;
+        }
+    }
+}

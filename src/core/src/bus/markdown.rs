@@ -66,17 +66,27 @@ fn inputs(schema: &Value, depth: usize, out: &mut String) {
 /// A property's line after its name: its type, whether it is required, its description and
 /// its allowed values.
 pub(super) fn property_rest(s: &Value, need: &str) -> String {
-    let mut line = format!("({}, {need})", type_words(s));
-    if let Some(d) = description(s) {
-        line.push_str(": ");
-        line.push_str(d.trim());
-    }
+    property_rest_at(s, need).0
+}
+
+/// [`property_rest`], and where its enum's first option begins (its backquote) when it has
+/// an enum of one option or more: a canister part's options are put in there
+/// (`bus::splice::one_more`).
+pub(super) fn property_rest_at(s: &Value, need: &str) -> (String, Option<usize>) {
+    let mut line = property_head(s, need);
+    let mut at = None;
     match s.get("enum").and_then(Value::as_array) {
         // Written in place: a canister part's enum names every canister of its form (each
         // option copied three times over, it cost a registration ~1 K a canister a form).
         Some(e) => {
             for (i, v) in e.iter().enumerate() {
-                line.push_str(if i == 0 { " Allowed values: `" } else { ", `" });
+                if i == 0 {
+                    line.push_str(ALLOWED);
+                    at = Some(line.len());
+                    line.push('`');
+                } else {
+                    line.push_str(", `");
+                }
                 push_json(&mut line, v);
                 line.push('`');
             }
@@ -87,11 +97,31 @@ pub(super) fn property_rest(s: &Value, need: &str) -> String {
         None => {
             let allowed = allowed(s);
             if !allowed.is_empty() {
-                line.push_str(&format!(" Allowed values: {}.", allowed.join(", ")));
+                line.push_str(ALLOWED);
+                line.push_str(&allowed.join(", "));
+                line.push('.');
             }
         }
     }
+    (line, at)
+}
+
+const ALLOWED: &str = " Allowed values: ";
+
+/// A property's line after its name up to its allowed values: its type, whether it is
+/// required and its description.
+pub(super) fn property_head(s: &Value, need: &str) -> String {
+    let mut line = format!("({}, {need})", type_words(s));
+    if let Some(d) = description(s) {
+        line.push_str(": ");
+        line.push_str(d.trim());
+    }
     line
+}
+
+/// Whether [`property_rest`] writes string `s`, an enum option, as it is between quotes.
+fn written_as_is(s: &str) -> bool {
+    !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
 }
 
 /// `v`'s compact JSON (as it displays). A string JSON writes as it is (no quote, backslash or
@@ -99,7 +129,7 @@ pub(super) fn property_rest(s: &Value, need: &str) -> String {
 /// of its form, and each principal displayed cost ~1.5 K instructions.
 fn push_json(line: &mut String, v: &Value) {
     match v {
-        Value::String(s) if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) => {
+        Value::String(s) if written_as_is(s) => {
             line.push('"');
             line.push_str(s);
             line.push('"');

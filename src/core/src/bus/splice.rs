@@ -28,11 +28,15 @@ pub(crate) struct PartTexts {
     markdown: Rc<str>,
     /// Its enum options, counted against strict mode's budget.
     enum_values: usize,
+    /// Where the enum's first option begins in `json` and in `markdown` (a part of one
+    /// canister more is made by putting its option in: [`one_more`]).
+    enum_at: Option<(usize, usize)>,
     /// The hole's texts, made once with the part's.
     holes: Holes,
 }
 
 /// The hole's texts per format, each ready to be searched for.
+#[derive(Clone)]
 struct Holes {
     json: Finder<'static>,
     markdown: Finder<'static>,
@@ -56,14 +60,104 @@ fn texts<'p>(part: &'p FormCanisters) -> &'p PartTexts {
             .get("enum")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
+        let (markdown, markdown_at) = markdown::property_rest_at(schema, "required");
+        // The enum follows the description, a JSON string in which no quote stands alone: the
+        // first `,"enum":[` is the member's.
+        let json_at = memchr::memmem::find(json.as_bytes(), JSON_ENUM.as_bytes())
+            .map(|i| i + JSON_ENUM.len());
+        // Options are put in only among options written as they are (see `one_more`).
+        let plain = schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.iter().all(|v| v.as_str().is_some_and(plain)));
         let json: Rc<str> = json.into();
         PartTexts {
             strict: strict_text(schema, &json, enum_values),
             json,
-            markdown: markdown::property_rest(schema, "required").into(),
+            markdown: markdown.into(),
             enum_values,
+            enum_at: json_at.zip(markdown_at).filter(|_| plain),
             holes: holes(),
         }
+    })
+}
+
+const JSON_ENUM: &str = ",\"enum\":[";
+
+/// Whether enum option `t` is written as it is between quotes in JSON and in Markdown (a
+/// principal's text is): `kept`'s texts in [`one_more`] hold only such options, so where each
+/// begins is counted from their lengths.
+fn plain(t: &str) -> bool {
+    t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+const JSON_TAIL: &str = "],\"type\":\"string\"}";
+
+/// The texts of a part of one canister more than `kept`'s: `schema` is its schema, whose
+/// enum is `kept`'s with `new` put in at `k`. Each option is copied from `kept`'s texts and
+/// `new`'s written in, the description written anew, rather than every option written again
+/// (a principal's text is written as it is in both formats, between quotes). `None` where the
+/// texts are not of the form made here: then they are made whole.
+pub(crate) fn one_more(kept: &PartTexts, schema: &Value, k: usize, new: &str) -> Option<PartTexts> {
+    let ids = schema.get("enum")?.as_array()?;
+    let description = schema.get("description")?.as_str()?;
+    let n = kept.enum_values;
+    if ids.len() != n + 1 || k > n || !plain(new) {
+        return None;
+    }
+    // The length of the options before the new one (each written as it is between quotes).
+    let before: usize = ids[..k]
+        .iter()
+        .map(|v| v.as_str().map_or(0, str::len))
+        .sum();
+    let (json_at, md_at) = kept.enum_at?;
+    let options = kept.json.strip_suffix(JSON_TAIL)?.get(json_at..)?;
+    let mut json = String::with_capacity(kept.json.len() + description.len() + new.len() + 4);
+    json.push_str("{\"description\":");
+    json.push_str(&serde_json::to_string(description).ok()?);
+    json.push_str(JSON_ENUM);
+    let new_json_at = json.len();
+    // `"id",` an option before the new one.
+    let at = before + 3 * k;
+    if k < n {
+        json.push_str(options.get(..at)?);
+        json.push('"');
+        json.push_str(new);
+        json.push_str("\",");
+        json.push_str(options.get(at..)?);
+    } else {
+        json.push_str(options);
+        json.push_str(",\"");
+        json.push_str(new);
+        json.push('"');
+    }
+    json.push_str(JSON_TAIL);
+    let options = kept.markdown.strip_suffix('.')?.get(md_at..)?;
+    let mut md = markdown::property_head(schema, "required");
+    md.push_str(" Allowed values: ");
+    let new_md_at = md.len();
+    // `` `"id"`, `` an option before the new one.
+    let at = before + 6 * k;
+    if k < n {
+        md.push_str(options.get(..at)?);
+        md.push_str("`\"");
+        md.push_str(new);
+        md.push_str("\"`, ");
+        md.push_str(options.get(at..)?);
+    } else {
+        md.push_str(options);
+        md.push_str(", `\"");
+        md.push_str(new);
+        md.push_str("\"`");
+    }
+    md.push('.');
+    let json: Rc<str> = json.into();
+    Some(PartTexts {
+        strict: strict_text(schema, &json, n + 1),
+        json,
+        markdown: md.into(),
+        enum_values: n + 1,
+        enum_at: Some((new_json_at, new_md_at)),
+        holes: kept.holes.clone(),
     })
 }
 
