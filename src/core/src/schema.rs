@@ -244,8 +244,9 @@ impl PartShape {
             .zip(applicable)
             .position(|(e, c)| !e.is(c))
             .unwrap_or(kept.made_over.len());
-        let rest = kept.entries().skip(new).zip(&applicable[new + 1..]);
-        if !rest.clone().all(|(e, c)| e.is(c)) {
+        // (Each entry walked, none skipped: an entry's label begins where the last one's ended.)
+        let one_on = |j: usize| applicable[j + usize::from(j >= new)];
+        if !kept.entries().enumerate().all(|(j, e)| e.is(one_on(j))) {
             return None;
         }
         let kept_ids = kept.schema.get("enum")?.as_array()?;
@@ -266,7 +267,7 @@ impl PartShape {
     }
 
     /// The canisters it was made over, each by its principal and label.
-    fn entries(&self) -> impl Iterator<Item = Entry<'_>> + Clone {
+    fn entries(&self) -> impl Iterator<Item = Entry<'_>> {
         let mut start = 0;
         self.made_over.iter().map(move |(id, end)| Entry {
             id,

@@ -510,4 +510,106 @@ mod tests {
         assert!(spliced(p, &part).is_none());
         assert_eq!(form_tool(p, &part).0, decl_of_plan_for(p, &part));
     }
+
+    /// What a part's texts are, to compare one put together with one made fresh.
+    fn texts_of(
+        t: &PartTexts,
+    ) -> (
+        String,
+        Option<String>,
+        String,
+        usize,
+        Option<(usize, usize)>,
+    ) {
+        (
+            t.json.to_string(),
+            t.strict.as_deref().map(str::to_string),
+            t.markdown.to_string(),
+            t.enum_values,
+            t.enum_at,
+        )
+    }
+
+    /// A canister of a principal `len` bytes long (1 to 29: its text 8 to 63 characters).
+    fn of_length(n: u8, len: usize, label: Option<&str>) -> Canister {
+        let mut id = vec![n; len.clamp(1, 29)];
+        id[0] = n;
+        Canister {
+            id: candid::Principal::from_slice(&id),
+            label: label.map(str::to_string),
+            refs: Default::default(),
+            forms: None,
+        }
+    }
+
+    /// The part over `set` through `shapes`, and whether its texts were there before it was
+    /// used (put together from a kept shape's: [`one_more`]).
+    fn part_texts(set: &[Canister], shapes: &crate::schema::PartShapes) -> (PartTexts, bool) {
+        let ids: Vec<String> = set.iter().map(|c| c.id.to_text()).collect();
+        let part = FormCanisters::with_shapes("f", set, &ids, shapes);
+        let put_together = part.shape().texts.get().is_some();
+        let t = texts(&part);
+        let copy = PartTexts {
+            json: t.json.clone(),
+            strict: t.strict.clone(),
+            markdown: t.markdown.clone(),
+            enum_values: t.enum_values,
+            enum_at: t.enum_at,
+            holes: t.holes.clone(),
+        };
+        (copy, put_together)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// Sets grown one canister at a time, principals of every length among them, labels
+        /// of any text: each part's texts are put together from the kept ones (never made
+        /// fresh), and are byte for byte those made fresh.
+        #[test]
+        fn texts_put_together_are_texts_made_fresh(
+            start in proptest::collection::vec((proptest::prelude::any::<u8>(), 1usize..30,
+                proptest::option::of("\\PC{0,12}|\"|\\\\| x ")), 1..6),
+            adds in proptest::collection::vec((proptest::prelude::any::<u8>(), 1usize..30,
+                proptest::option::of("\\PC{0,12}|\"|\\\\| x "),
+                proptest::prelude::any::<proptest::sample::Index>()), 1..12),
+        ) {
+            let shapes = crate::schema::PartShapes::default();
+            let mut set: Vec<Canister> =
+                start.iter().map(|(n, len, l)| of_length(*n, *len, l.as_deref())).collect();
+            part_texts(&set, &shapes);
+            for (n, len, l, at) in &adds {
+                let c = of_length(*n, *len, l.as_deref());
+                let fresh_set = set.clone();
+                set.insert(at.index(set.len() + 1), c);
+                let (kept, put_together) = part_texts(&set, &shapes);
+                let (fresh, _) = part_texts(&set, &crate::schema::PartShapes::default());
+                proptest::prop_assert!(put_together, "from {} canisters", fresh_set.len());
+                proptest::prop_assert_eq!(texts_of(&kept), texts_of(&fresh));
+            }
+        }
+    }
+
+    /// From 1 000 options (strict mode's budget) to 1 001, and back to a fresh 1 000: the
+    /// strict text is the JSON's while the options fit, and the property's own strict form
+    /// past them, put together or made fresh.
+    #[test]
+    fn texts_put_together_past_strict_modes_budget() {
+        let set: Vec<Canister> = (0..1001u64)
+            .map(|i| Canister {
+                id: candid::Principal::from_slice(&(i * 7919).to_be_bytes()),
+                label: None,
+                refs: Default::default(),
+                forms: None,
+            })
+            .collect();
+        let shapes = crate::schema::PartShapes::default();
+        let (at_budget, _) = part_texts(&set[..1000], &shapes);
+        assert_eq!(at_budget.strict.as_deref(), Some(&*at_budget.json));
+        let (past, put_together) = part_texts(&set, &shapes);
+        let (fresh, _) = part_texts(&set, &crate::schema::PartShapes::default());
+        assert!(put_together);
+        assert_eq!(texts_of(&past), texts_of(&fresh));
+        assert_ne!(past.strict.as_deref(), Some(&*past.json));
+    }
 }
