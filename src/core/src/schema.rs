@@ -238,17 +238,20 @@ impl PartShape {
         if kept.made_over.is_empty() || applicable.len() != kept.made_over.len() + 1 {
             return None;
         }
-        // The new canister is where the two first differ; the rest, one place on.
-        let new = kept
-            .entries()
-            .zip(applicable)
-            .position(|(e, c)| !e.is(c))
-            .unwrap_or(kept.made_over.len());
-        // (Each entry walked, none skipped: an entry's label begins where the last one's ended.)
-        let one_on = |j: usize| applicable[j + usize::from(j >= new)];
-        if !kept.entries().enumerate().all(|(j, e)| e.is(one_on(j))) {
-            return None;
+        // The new canister is where the two first differ; the rest, one place on. (In one
+        // walk, each entry taken in turn: its label begins where the last one's ended.)
+        let mut entries = kept.entries().peekable();
+        let mut new = None;
+        for (i, c) in applicable.iter().enumerate() {
+            if entries.peek().is_some_and(|e| e.is(c)) {
+                entries.next();
+            } else if new.is_none() {
+                new = Some(i);
+            } else {
+                return None;
+            }
         }
+        let new = new?;
         let kept_ids = kept.schema.get("enum")?.as_array()?;
         let new_text = text(new);
         let k = kept_ids.partition_point(|v| v.as_str().is_some_and(|s| s < new_text));
