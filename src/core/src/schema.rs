@@ -329,7 +329,8 @@ impl PartShapes {
     /// one set of canisters or a few.
     pub const KEPT: usize = 8;
 
-    /// The shape over `applicable`, made of `texts` (their principals' texts) unless kept.
+    /// The shape over `applicable` (`text(i)`: the `i`th one's principal as text): one kept,
+    /// or put together from one kept over the same canisters but one, or made.
     fn shape<'t>(
         &self,
         applicable: &[&Canister],

@@ -106,7 +106,8 @@ pub(super) fn property_rest_at(s: &Value, need: &str) -> (String, Option<usize>)
     (line, at)
 }
 
-const ALLOWED: &str = " Allowed values: ";
+/// What comes before a property's allowed values.
+pub(super) const ALLOWED: &str = " Allowed values: ";
 
 /// A property's line after its name up to its allowed values: its type, whether it is
 /// required and its description.

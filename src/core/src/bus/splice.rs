@@ -133,7 +133,7 @@ pub(crate) fn one_more(kept: &PartTexts, schema: &Value, k: usize, new: &str) ->
     json.push_str(JSON_TAIL);
     let options = kept.markdown.strip_suffix('.')?.get(md_at..)?;
     let mut md = markdown::property_head(schema, "required");
-    md.push_str(" Allowed values: ");
+    md.push_str(markdown::ALLOWED);
     let new_md_at = md.len();
     // `` `"id"`, `` an option before the new one.
     let at = before + 6 * k;
@@ -532,8 +532,7 @@ mod tests {
 
     /// A canister of a principal `len` bytes long (1 to 29: its text 8 to 63 characters).
     fn of_length(n: u8, len: usize, label: Option<&str>) -> Canister {
-        let mut id = vec![n; len.clamp(1, 29)];
-        id[0] = n;
+        let id = vec![n; len.clamp(1, 29)];
         Canister {
             id: candid::Principal::from_slice(&id),
             label: label.map(str::to_string),
@@ -580,11 +579,11 @@ mod tests {
             part_texts(&set, &shapes);
             for (n, len, l, at) in &adds {
                 let c = of_length(*n, *len, l.as_deref());
-                let fresh_set = set.clone();
+                let before = set.len();
                 set.insert(at.index(set.len() + 1), c);
                 let (kept, put_together) = part_texts(&set, &shapes);
                 let (fresh, _) = part_texts(&set, &crate::schema::PartShapes::default());
-                proptest::prop_assert!(put_together, "from {} canisters", fresh_set.len());
+                proptest::prop_assert!(put_together, "from {before} canisters");
                 proptest::prop_assert_eq!(texts_of(&kept), texts_of(&fresh));
             }
         }
