@@ -1004,30 +1004,19 @@ mod agreed_tests {
         let shapes = PartShapes::default();
         let eights = [ledger(1, 8), ledger(2, 8)];
         let mixed = [ledger(1, 8), ledger(2, 6)];
-        assert_eq!(
-            part("a", &eights, &shapes, Some(7)).agreed(SRC),
-            Some(json!(8))
-        );
+        let agreed = |form, set: &[Canister], made| part(form, set, &shapes, made).agreed(SRC);
+        assert_eq!(agreed("a", &eights, Some(7)), Some(json!(8)));
         // Another form over the same canisters and making: the value kept.
-        assert_eq!(
-            part("b", &mixed, &shapes, Some(7)).agreed(SRC),
-            Some(json!(8))
-        );
+        assert_eq!(agreed("b", &mixed, Some(7)), Some(json!(8)));
         // Unmade, or of another making: worked out.
-        assert_eq!(part("b", &mixed, &shapes, None).agreed(SRC), None);
-        assert_eq!(part("b", &mixed, &shapes, Some(8)).agreed(SRC), None);
+        assert_eq!(agreed("b", &mixed, None), None);
+        assert_eq!(agreed("b", &mixed, Some(8)), None);
         // The earlier making's values let go.
-        assert_eq!(
-            part("a", &eights, &shapes, Some(7)).agreed(SRC),
-            Some(json!(8))
-        );
-        assert_eq!(
-            part("b", &mixed, &shapes, Some(7)).agreed(SRC),
-            Some(json!(8))
-        );
+        assert_eq!(agreed("a", &eights, Some(7)), Some(json!(8)));
+        assert_eq!(agreed("b", &mixed, Some(7)), Some(json!(8)));
         // Other canisters (another label) have a shape of their own.
         let mut labelled = mixed.clone();
         labelled[1].label = Some("B".into());
-        assert_eq!(part("b", &labelled, &shapes, Some(7)).agreed(SRC), None);
+        assert_eq!(agreed("b", &labelled, Some(7)), None);
     }
 }

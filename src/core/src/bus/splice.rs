@@ -92,6 +92,57 @@ fn plain(t: &str) -> bool {
 }
 const JSON_TAIL: &str = "],\"type\":\"string\"}";
 
+/// How a format writes a part's enum options: each between `open` and `close`, apart by `sep`.
+struct Options {
+    open: &'static str,
+    close: &'static str,
+    sep: &'static str,
+}
+
+/// `"id","id"`
+const JSON_OPTIONS: Options = Options {
+    open: "\"",
+    close: "\"",
+    sep: ",",
+};
+
+/// `` `"id"`, `"id"` ``
+const MARKDOWN_OPTIONS: Options = Options {
+    open: "`\"",
+    close: "\"`",
+    sep: ", ",
+};
+
+impl Options {
+    /// `options` (`n` of them, written so) with `new` written in as the `k`th, after options
+    /// `before` bytes long in all (their ids alone).
+    fn put_in(
+        &self,
+        out: &mut String,
+        options: &str,
+        (k, n, before): (usize, usize, usize),
+        new: &str,
+    ) -> Option<()> {
+        let push_new = |out: &mut String| {
+            out.push_str(self.open);
+            out.push_str(new);
+            out.push_str(self.close);
+        };
+        if k < n {
+            let at = before + k * (self.open.len() + self.close.len() + self.sep.len());
+            out.push_str(options.get(..at)?);
+            push_new(out);
+            out.push_str(self.sep);
+            out.push_str(options.get(at..)?);
+        } else {
+            out.push_str(options);
+            out.push_str(self.sep);
+            push_new(out);
+        }
+        Some(())
+    }
+}
+
 /// The texts of a part of one canister more than `kept`'s: `schema` is its schema, whose
 /// enum is `kept`'s with `new` put in at `k`. Each option is copied from `kept`'s texts and
 /// `new`'s written in, the description written anew, rather than every option written again
@@ -116,39 +167,13 @@ pub(crate) fn one_more(kept: &PartTexts, schema: &Value, k: usize, new: &str) ->
     json.push_str(&serde_json::to_string(description).ok()?);
     json.push_str(JSON_ENUM);
     let new_json_at = json.len();
-    // `"id",` an option before the new one.
-    let at = before + 3 * k;
-    if k < n {
-        json.push_str(options.get(..at)?);
-        json.push('"');
-        json.push_str(new);
-        json.push_str("\",");
-        json.push_str(options.get(at..)?);
-    } else {
-        json.push_str(options);
-        json.push_str(",\"");
-        json.push_str(new);
-        json.push('"');
-    }
+    JSON_OPTIONS.put_in(&mut json, options, (k, n, before), new)?;
     json.push_str(JSON_TAIL);
     let options = kept.markdown.strip_suffix('.')?.get(md_at..)?;
     let mut md = markdown::property_head(schema, "required");
     md.push_str(markdown::ALLOWED);
     let new_md_at = md.len();
-    // `` `"id"`, `` an option before the new one.
-    let at = before + 6 * k;
-    if k < n {
-        md.push_str(options.get(..at)?);
-        md.push_str("`\"");
-        md.push_str(new);
-        md.push_str("\"`, ");
-        md.push_str(options.get(at..)?);
-    } else {
-        md.push_str(options);
-        md.push_str(", `\"");
-        md.push_str(new);
-        md.push_str("\"`");
-    }
+    MARKDOWN_OPTIONS.put_in(&mut md, options, (k, n, before), new)?;
     md.push('.');
     let json: Rc<str> = json.into();
     Some(PartTexts {
