@@ -190,3 +190,127 @@ fn the_icrc_packs_are_valid() {
         assert!(parse_form(json.as_bytes()).is_ok(), "{name}");
     }
 }
+
+/// Every kind of place a problem can be at, each named as it always was: keys of the form's own
+/// (plain, and with spaces, quotes or dots, written as `["…"]`), the format's keys, indexes,
+/// and the places the whole-form checks name. Paths are written out only when a problem is
+/// found (`form::parse::At`); this holds them to the paths and reasons written out eagerly
+/// before.
+#[test]
+fn every_place_is_named_as_before() {
+    let parsed = json!({
+        "format": "candid-profile-resolved", "format_version": 0, "name": "",
+        "types": {
+            "odd name": { "type": "record", "fields": [
+                { "name": "a", "type": "nat", "zzz": 1 },
+                { "id": 99_999_999_999u64, "type": "nat" },
+                { "name": "x", "id": 1, "type": "nat" },
+                { "type": "nat" },
+                { "name": "", "type": "nat" },
+                { "id": "s", "type": "nat" }
+            ] },
+            "Ok": { "type": "variant", "cases": [
+                { "name": "A", "type": "null", "ui": { "hidden": "yes", "what": 1 } }
+            ] },
+            "svc": { "type": "service", "methods": {
+                "odd method": { "args": [{ "type": 5 }], "results": [], "extra": 1 }
+            } },
+            "fn": { "type": "func", "args": [{ "type": "opt" }], "results": 3, "annotation": "sometimes" },
+            "v": { "type": "vec", "inner": { "type": "text", "text": { "max_len": -1, "pattern": 5, "format": "x" } } },
+            "r": { "type": "nat", "range": { "min": "a", "max": [] } },
+            "t": { "type": "nat", "value": { "kind": "token_amount", "decimals": { "from": "bad" }, "symbol": 5 } },
+            "u": { "type": "nat", "value": { "kind": "duration", "unit": "weeks" } },
+            "w": { "type": "nat", "auto": { "value": 5 }, "effect": { "kind": 1, "irreversible": "x" },
+                   "describe": 5, "intent": 6, "named": "" },
+            "a.b": { "type": "" },
+            "q\"q": { "type": "record" }
+        },
+        "names": { "a set": { "method": "nope", "list": "..", "name": 1, "zz": 2 } },
+        "methods": {
+            "do it!": { "mode": 1, "args": {}, "results": [{ "type": "Unknown Type" }],
+                        "idempotency": { "stamp": 5, "memo": "" },
+                        "outcome": { "Err.x y": "fail", "default": "nah", "\"q\"": 1 },
+                        "effect": { "irreversible": true } },
+            "m": { "mode": "update", "args": [], "results": [], "outcome": { "Ok": "fail", "Ok ": "fail" } }
+        }
+    });
+    let checked = json!({
+        "format": "candid-profile-resolved", "format_version": 0, "name": "c",
+        "types": {
+            "odd t": { "type": "record", "fields": [
+                { "name": "a", "type": "Missing" },
+                { "name": "b", "type": "bool", "range": { "min": 1 } },
+                { "name": "c", "type": "bool", "value": { "kind": "account" } }
+            ] },
+            "s v c": { "type": "service", "methods": {
+                "m n": { "args": [{ "type": "Nope" }], "results": [{ "type": "nat", "text": { "max_len": 2 } }] }
+            } }
+        },
+        "names": { "n s": { "method": "missing", "list": "a", "name": "b", "value": "c" } },
+        "methods": {
+            "x y": { "mode": "query",
+                     "args": [{ "type": "opt", "inner": { "type": "Gone" } }],
+                     "results": [{ "type": "variant", "cases": [{ "name": "A", "type": "nat", "named": "none" }] }] }
+        }
+    });
+    let lines = |v| -> Vec<String> {
+        problems(v)
+            .into_iter()
+            .map(|p| format!("{} | {}", p.path, p.reason))
+            .collect()
+    };
+    let got = [lines(parsed), lines(checked)];
+    let expected: [Vec<&str>; 2] = [
+        vec![
+        "$.name | a name may not be empty",
+        "$.types.Ok.cases[0].ui.what | unknown key 'what' (expected one of: hidden)",
+        "$.types.Ok.cases[0].ui.hidden | expected true or false, found a string",
+        "$.types[\"a.b\"].type | a type name has 1 to 128 characters",
+        "$.types.fn.args[0].inner | a opt needs 'inner'",
+        "$.types[\"odd name\"].fields[0].zzz | unknown key 'zzz' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, type, name, id)",
+        "$.types[\"odd name\"].fields[1].id | an id is a number from 0 to 4294967295",
+        "$.types[\"odd name\"].fields[2] | give 'name' or 'id', not both",
+        "$.types[\"odd name\"].fields[3] | a field or case needs 'name' (or a numeric 'id')",
+        "$.types[\"odd name\"].fields[4].name | a name is a non-empty string of at most 128 characters",
+        "$.types[\"odd name\"].fields[5].id | an id is a number from 0 to 4294967295",
+        "$.types[\"q\\\"q\"].fields | missing (use [] for no fields)",
+        "$.types.r.range.min | 'a' is not a whole number",
+        "$.types.svc.methods[\"odd method\"].extra | unknown key 'extra' (expected one of: args, results, annotation)",
+        "$.types.svc.methods[\"odd method\"].args[0].type | expected a type name, found a number",
+        "$.types.t.value.decimals.from | 'bad' is not a ref; refs are 'query:<method>' (and an auto default may be owner:subaccount, owner:account, owner:principal)",
+        "$.types.t.value.symbol | expected a string or {\"from\": ...}, found a number",
+        "$.types.u.value.unit | 'weeks' is not a unit (ns, us, ms, s)",
+        "$.types.v.inner.text.max_len | a whole number of characters",
+        "$.types.w.describe | expected a string, found a number",
+        "$.types.w.intent | expected a string, found a number",
+        "$.types.w.effect.kind | expected a string, found a number",
+        "$.types.w.effect.irreversible | expected true or false, found a string",
+        "$.types.w.auto.value | expected the value as input text, found a number",
+        "$.types.w.named | a name may not be empty",
+        "$.names[\"a set\"].zz | unknown key 'zz' (expected one of: method, list, name, value)",
+        "$.names[\"a set\"].name | expected a string, found a number",
+        "$.names[\"a set\"].value | missing",
+        "$.names[\"a set\"].list | relpath '..': label '' must be letters, digits or '_'",
+        "$.methods[\"do it!\"].mode | expected a string, found a number",
+        "$.methods[\"do it!\"].args | expected an array, found an object",
+        "$.methods[\"do it!\"].effect.kind | missing",
+        "$.methods[\"do it!\"].idempotency.stamp | expected a string, found a number",
+        "$.methods[\"do it!\"].idempotency.memo | relpath '': no label",
+        "$.methods[\"do it!\"].outcome[\"\\\"q\\\"\"] | expected a class name, found a number",
+        "$.methods[\"do it!\"].outcome[\"Err.x y\"] | relpath 'Err.x y': label 'x y' must be letters, digits or '_'",
+        "$.methods[\"do it!\"].outcome.default | 'nah' is not an outcome class (success, already_done, retry_same, retry_new, fix_input, fail)",
+        "$.methods.m.outcome[\"Ok \"] | relpath 'Ok ': label 'Ok ' must be letters, digits or '_'",
+        ],
+        vec![
+        "$.types[\"odd t\"].fields[0].type | 'Missing' is neither a Candid type nor one of the form's types",
+        "$.types[\"odd t\"].fields[1].range | a range tag needs an integer, text, blob or vec, not bool",
+        "$.types[\"odd t\"].fields[2].value | a account tag needs a record { owner : principal; subaccount : opt blob }, not bool",
+        "$.types[\"s v c\"].methods[\"m n\"].args[0].type | 'Nope' is neither a Candid type nor one of the form's types",
+        "$.types[\"s v c\"].methods[\"m n\"].results[0].text | a text tag needs a text position, not nat",
+        "$.methods[\"x y\"].args[0].inner.type | 'Gone' is neither a Candid type nor one of the form's types",
+        "$.methods[\"x y\"].results[0].cases[0].named | no name set 'none' in the form's names",
+        "$.names[\"n s\"].method | the form has no method 'missing'",
+        ],
+    ];
+    assert_eq!(got, expected);
+}

@@ -1,21 +1,21 @@
 //! Whole-form checks after parsing: references resolve and every tag sits on a type it fits.
 
 use super::model::*;
-use super::parse::{key_path, Problem};
+use super::parse::{At, Problem, METHODS, NAMES, TYPES};
 
 /// `parsed_whole`: no part failed to parse (name sets refer to methods that may be missing otherwise).
 pub(super) fn check_form(form: &Form, problems: &mut Vec<Problem>, parsed_whole: bool) {
     let mut c = Checker { form, problems };
     for (name, node) in &form.types {
-        c.node(node, &key_path("$.types", name), false);
+        c.node(node, &TYPES.key(name), false);
     }
     for (name, method) in &form.methods {
-        let mp = key_path("$.methods", name);
+        let mp = METHODS.key(name);
         for (i, n) in method.args.iter().enumerate() {
-            c.node(n, &format!("{mp}.args[{i}]"), false);
+            c.node(n, &mp.field("args").index(i), false);
         }
         for (i, n) in method.results.iter().enumerate() {
-            c.node(n, &format!("{mp}.results[{i}]"), false);
+            c.node(n, &mp.field("results").index(i), false);
         }
     }
     if parsed_whole {
@@ -31,37 +31,37 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn err(&mut self, path: &str, reason: String) {
+    fn err(&mut self, path: &At<'_>, reason: String) {
         self.problems.push(Problem {
             path: path.to_string(),
             reason,
         });
     }
 
-    fn node(&mut self, node: &Node, path: &str, is_case: bool) {
+    fn node(&mut self, node: &Node, path: &At<'_>, is_case: bool) {
         match &node.ty {
             Ty::Ref(name) if !self.form.types.contains_key(name) => {
                 self.err(
-                    &format!("{path}.type"),
+                    &path.field("type"),
                     format!("'{name}' is neither a Candid type nor one of the form's types"),
                 );
                 return;
             }
-            Ty::Opt(inner) | Ty::Vec(inner) => self.node(inner, &format!("{path}.inner"), false),
+            Ty::Opt(inner) | Ty::Vec(inner) => self.node(inner, &path.field("inner"), false),
             Ty::Record(fields) => {
                 for (i, f) in fields.iter().enumerate() {
-                    self.node(&f.node, &format!("{path}.fields[{i}]"), false);
+                    self.node(&f.node, &path.field("fields").index(i), false);
                 }
             }
             Ty::Variant(cases) => {
                 for (i, f) in cases.iter().enumerate() {
-                    self.node(&f.node, &format!("{path}.cases[{i}]"), true);
+                    self.node(&f.node, &path.field("cases").index(i), true);
                 }
             }
             Ty::Func(sig) => self.sig(sig, path),
             Ty::Service(methods) => {
                 for (m, sig) in methods {
-                    self.sig(sig, &key_path(&format!("{path}.methods"), m));
+                    self.sig(sig, &path.field("methods").key(m));
                 }
             }
             _ => {}
@@ -69,16 +69,16 @@ impl Checker<'_> {
         self.tags(node, path, is_case);
     }
 
-    fn sig(&mut self, sig: &FuncSig, path: &str) {
+    fn sig(&mut self, sig: &FuncSig, path: &At<'_>) {
         for (i, n) in sig.args.iter().enumerate() {
-            self.node(n, &format!("{path}.args[{i}]"), false);
+            self.node(n, &path.field("args").index(i), false);
         }
         for (i, n) in sig.results.iter().enumerate() {
-            self.node(n, &format!("{path}.results[{i}]"), false);
+            self.node(n, &path.field("results").index(i), false);
         }
     }
 
-    fn tags(&mut self, node: &Node, path: &str, is_case: bool) {
+    fn tags(&mut self, node: &Node, path: &At<'_>, is_case: bool) {
         let t = &node.tags;
         let resolved = resolve(self.form, node);
         let ty_word = describe_ty(resolved);
@@ -107,14 +107,14 @@ impl Checker<'_> {
                     _ => "an integer",
                 };
                 self.err(
-                    &format!("{path}.value"),
+                    &path.field("value"),
                     format!("a {} tag needs {want}, not {ty_word}", v.kind()),
                 );
             }
         }
         if t.text.is_some() && !matches!(resolved, Some(Ty::Prim(Prim::Text))) {
             self.err(
-                &format!("{path}.text"),
+                &path.field("text"),
                 format!("a text tag needs a text position, not {ty_word}"),
             );
         }
@@ -126,7 +126,7 @@ impl Checker<'_> {
             };
             if !ok {
                 self.err(
-                    &format!("{path}.range"),
+                    &path.field("range"),
                     format!("a range tag needs an integer, text, blob or vec, not {ty_word}"),
                 );
             }
@@ -134,7 +134,7 @@ impl Checker<'_> {
         if let Some(set) = &t.named {
             if !self.form.names.contains_key(set) {
                 self.err(
-                    &format!("{path}.named"),
+                    &path.field("named"),
                     format!("no name set '{set}' in the form's names"),
                 );
             }
@@ -142,17 +142,17 @@ impl Checker<'_> {
     }
 
     fn name_set(&mut self, set: &str, ns: &NameSet) {
-        let path = key_path("$.names", set);
+        let path = NAMES.key(set);
         let Some(method) = self.form.methods.get(&ns.method) else {
             self.err(
-                &format!("{path}.method"),
+                &path.field("method"),
                 format!("the form has no method '{}'", ns.method),
             );
             return;
         };
         if !method.mode.is_query() || !method.args.is_empty() {
             self.err(
-                &format!("{path}.method"),
+                &path.field("method"),
                 format!(
                     "'{}' must be a query without arguments to list names",
                     ns.method
@@ -162,7 +162,7 @@ impl Checker<'_> {
         }
         let Some(node) = walk(self.form, &method.results, &ns.list) else {
             self.err(
-                &format!("{path}.list"),
+                &path.field("list"),
                 format!(
                     "'{}' names no place in the reply of '{}'",
                     ns.list, ns.method
@@ -173,16 +173,13 @@ impl Checker<'_> {
         let elem = match resolve(self.form, node) {
             Some(Ty::Vec(e)) => e,
             _ => {
-                self.err(
-                    &format!("{path}.list"),
-                    format!("'{}' is not a vec", ns.list),
-                );
+                self.err(&path.field("list"), format!("'{}' is not a vec", ns.list));
                 return;
             }
         };
         let Some(Ty::Record(fields)) = resolve(self.form, elem) else {
             self.err(
-                &format!("{path}.list"),
+                &path.field("list"),
                 "the list's elements must be records".into(),
             );
             return;
@@ -191,13 +188,13 @@ impl Checker<'_> {
         match field(&ns.name_field) {
             Some(f) if matches!(resolve(self.form, &f.node), Some(Ty::Prim(Prim::Text))) => {}
             _ => self.err(
-                &format!("{path}.name"),
+                &path.field("name"),
                 format!("the elements have no text field '{}'", ns.name_field),
             ),
         }
         if field(&ns.value_field).is_none() {
             self.err(
-                &format!("{path}.value"),
+                &path.field("value"),
                 format!("the elements have no field '{}'", ns.value_field),
             );
         }

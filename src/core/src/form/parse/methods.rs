@@ -1,7 +1,9 @@
 //! The form's top level: its header, types, name sets and methods, with their effects,
 //! idempotency and outcomes.
 
-use super::{key_path, kind, short, Parser, CONSTRUCTORS, FORMAT, FORMAT_VERSION};
+use super::{
+    kind, short, At, Parser, CONSTRUCTORS, FORMAT, FORMAT_VERSION, METHODS, NAMES, ROOT, TYPES,
+};
 use crate::form::limits::*;
 use crate::form::model::*;
 use serde_json::Value;
@@ -9,27 +11,30 @@ use std::collections::BTreeMap;
 
 impl Parser {
     pub(super) fn form(&mut self, v: &Value) -> Option<Form> {
-        let m = self.object(v, "$")?;
+        let m = self.object(v, &ROOT)?;
         match m.get("format") {
             Some(Value::String(s)) if s == FORMAT => {}
             Some(other) => self.err(
-                "$.format",
+                &ROOT.field("format"),
                 format!("expected \"{FORMAT}\", found {}", short(other)),
             ),
-            None => self.err("$.format", format!("missing; expected \"{FORMAT}\"")),
+            None => self.err(
+                &ROOT.field("format"),
+                format!("missing; expected \"{FORMAT}\""),
+            ),
         }
         match m.get("format_version") {
             Some(Value::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
             Some(other) => self.err(
-                "$.format_version",
+                &ROOT.field("format_version"),
                 format!("expected {FORMAT_VERSION}, found {}", short(other)),
             ),
-            None => self.err("$.format_version", "missing; expected 0"),
+            None => self.err(&ROOT.field("format_version"), "missing; expected 0"),
         }
         if let Some(chain) = m.get("chain") {
             if chain != &Value::String("icp".into()) {
                 self.err(
-                    "$.chain",
+                    &ROOT.field("chain"),
                     format!(
                         "chain {} is not supported: only Internet Computer canisters (\"icp\") have tools here",
                         short(chain)
@@ -37,19 +42,21 @@ impl Parser {
                 );
             }
         }
-        let name = m.get("name").and_then(|v| self.name(v, "$.name"));
+        let name = m
+            .get("name")
+            .and_then(|v| self.name(v, &ROOT.field("name")));
 
         let mut types = BTreeMap::new();
         if let Some(tv) = m.get("types") {
-            if let Some(tm) = self.object(tv, "$.types") {
+            if let Some(tm) = self.object(tv, &TYPES) {
                 if tm.len() > MAX_TYPES {
                     self.err(
-                        "$.types",
+                        &TYPES,
                         format!("{} types, over the limit of {MAX_TYPES}", tm.len()),
                     );
                 } else {
                     for (k, v) in tm {
-                        let path = key_path("$.types", k);
+                        let path = TYPES.key(k);
                         if Prim::parse(k).is_some() || CONSTRUCTORS.contains(&k.as_str()) {
                             self.err(&path, format!("'{k}' is a Candid type; pick another name"));
                             continue;
@@ -64,15 +71,15 @@ impl Parser {
 
         let mut names = BTreeMap::new();
         if let Some(nv) = m.get("names") {
-            if let Some(nm) = self.object(nv, "$.names") {
+            if let Some(nm) = self.object(nv, &NAMES) {
                 if nm.len() > MAX_NAME_SETS {
                     self.err(
-                        "$.names",
+                        &NAMES,
                         format!("{} name sets, over the limit of {MAX_NAME_SETS}", nm.len()),
                     );
                 } else {
                     for (k, v) in nm {
-                        let path = key_path("$.names", k);
+                        let path = NAMES.key(k);
                         if let Some(set) = self.name_set(v, &path) {
                             names.insert(k.clone(), set);
                         }
@@ -83,17 +90,17 @@ impl Parser {
 
         let mut methods = BTreeMap::new();
         match m.get("methods") {
-            None => self.err("$.methods", "missing"),
+            None => self.err(&METHODS, "missing"),
             Some(mv) => {
-                if let Some(mm) = self.object(mv, "$.methods") {
+                if let Some(mm) = self.object(mv, &METHODS) {
                     if mm.len() > MAX_METHODS {
                         self.err(
-                            "$.methods",
+                            &METHODS,
                             format!("{} methods, over the limit of {MAX_METHODS}", mm.len()),
                         );
                     } else {
                         for (k, v) in mm {
-                            let path = key_path("$.methods", k);
+                            let path = METHODS.key(k);
                             if k.is_empty() || k.chars().count() > MAX_NAME_CHARS {
                                 self.err(
                                     &path,
@@ -111,7 +118,7 @@ impl Parser {
         }
         if self.nodes > MAX_NODES {
             self.err(
-                "$",
+                &ROOT,
                 format!("{} type nodes, over the limit of {MAX_NODES}", self.nodes),
             );
         }
@@ -123,13 +130,13 @@ impl Parser {
         })
     }
 
-    pub(super) fn name_set(&mut self, v: &Value, path: &str) -> Option<NameSet> {
+    pub(super) fn name_set(&mut self, v: &Value, path: &At<'_>) -> Option<NameSet> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["method", "list", "name", "value"]);
         let field = |p: &mut Parser, key: &str| match m.get(key) {
-            Some(v) => p.name(v, &key_path(path, key)),
+            Some(v) => p.name(v, &path.key(key)),
             None => {
-                p.err(&key_path(path, key), "missing");
+                p.err(&path.key(key), "missing");
                 None
             }
         };
@@ -140,7 +147,7 @@ impl Parser {
         let list = list.and_then(|l| match RelPath::parse(&l) {
             Ok(r) => Some(r),
             Err(e) => {
-                self.err(&key_path(path, "list"), e);
+                self.err(&path.field("list"), e);
                 None
             }
         });
@@ -152,7 +159,7 @@ impl Parser {
         })
     }
 
-    pub(super) fn method(&mut self, v: &Value, path: &str) -> Option<Method> {
+    pub(super) fn method(&mut self, v: &Value, path: &At<'_>) -> Option<Method> {
         let m = self.object(v, path)?;
         self.known_keys(
             m,
@@ -175,7 +182,7 @@ impl Parser {
                 "update" => Some(Mode::Update),
                 _ => {
                     self.err(
-                        &format!("{path}.mode"),
+                        &path.field("mode"),
                         format!("'{s}' is not a mode (query, composite_query, update)"),
                     );
                     None
@@ -183,33 +190,33 @@ impl Parser {
             },
             Some(other) => {
                 self.err(
-                    &format!("{path}.mode"),
+                    &path.field("mode"),
                     format!("expected a string, found {}", kind(other)),
                 );
                 None
             }
             None => {
-                self.err(&format!("{path}.mode"), "missing");
+                self.err(&path.field("mode"), "missing");
                 None
             }
         };
-        let args = self.node_list(m.get("args"), &format!("{path}.args"));
-        let results = self.node_list(m.get("results"), &format!("{path}.results"));
+        let args = self.node_list(m.get("args"), &path.field("args"));
+        let results = self.node_list(m.get("results"), &path.field("results"));
         let intent = m
             .get("intent")
-            .and_then(|v| self.text(v, &format!("{path}.intent"), MAX_TEXT_CHARS));
+            .and_then(|v| self.text(v, &path.field("intent"), MAX_TEXT_CHARS));
         let describe = m
             .get("describe")
-            .and_then(|v| self.text(v, &format!("{path}.describe"), MAX_TEXT_CHARS));
+            .and_then(|v| self.text(v, &path.field("describe"), MAX_TEXT_CHARS));
         let effect = m
             .get("effect")
-            .and_then(|v| self.effect(v, &format!("{path}.effect")));
+            .and_then(|v| self.effect(v, &path.field("effect")));
         let idempotency = m
             .get("idempotency")
-            .and_then(|v| self.idempotency(v, &format!("{path}.idempotency")));
+            .and_then(|v| self.idempotency(v, &path.field("idempotency")));
         let outcome = m
             .get("outcome")
-            .and_then(|v| self.outcome(v, &format!("{path}.outcome")));
+            .and_then(|v| self.outcome(v, &path.field("outcome")));
         Some(Method {
             mode: mode?,
             args: args?,
@@ -222,22 +229,22 @@ impl Parser {
         })
     }
 
-    pub(super) fn effect(&mut self, v: &Value, path: &str) -> Option<Effect> {
+    pub(super) fn effect(&mut self, v: &Value, path: &At<'_>) -> Option<Effect> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["kind", "irreversible", "replicated"]);
         let kind = match m.get("kind") {
-            Some(v) => self.name(v, &format!("{path}.kind")),
+            Some(v) => self.name(v, &path.field("kind")),
             None => {
-                self.err(&format!("{path}.kind"), "missing");
+                self.err(&path.field("kind"), "missing");
                 None
             }
         };
         let irreversible = match m.get("irreversible") {
-            Some(v) => self.boolean(v, &format!("{path}.irreversible")),
+            Some(v) => self.boolean(v, &path.field("irreversible")),
             None => Some(false),
         };
         let replicated = match m.get("replicated") {
-            Some(v) => self.boolean(v, &format!("{path}.replicated")),
+            Some(v) => self.boolean(v, &path.field("replicated")),
             None => Some(false),
         };
         Some(Effect {
@@ -247,7 +254,7 @@ impl Parser {
         })
     }
 
-    pub(super) fn relpath(&mut self, v: &Value, path: &str) -> Option<RelPath> {
+    pub(super) fn relpath(&mut self, v: &Value, path: &At<'_>) -> Option<RelPath> {
         let s = self.text(v, path, 256)?;
         match RelPath::parse(&s) {
             Ok(r) => Some(r),
@@ -258,18 +265,18 @@ impl Parser {
         }
     }
 
-    pub(super) fn idempotency(&mut self, v: &Value, path: &str) -> Option<Idempotency> {
+    pub(super) fn idempotency(&mut self, v: &Value, path: &At<'_>) -> Option<Idempotency> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["stamp", "memo"]);
         let stamp = match m.get("stamp") {
-            Some(v) => self.relpath(v, &format!("{path}.stamp")),
+            Some(v) => self.relpath(v, &path.field("stamp")),
             None => {
-                self.err(&format!("{path}.stamp"), "missing");
+                self.err(&path.field("stamp"), "missing");
                 None
             }
         };
         let memo = match m.get("memo") {
-            Some(v) => Some(self.relpath(v, &format!("{path}.memo"))?),
+            Some(v) => Some(self.relpath(v, &path.field("memo"))?),
             None => None,
         };
         Some(Idempotency {
@@ -278,7 +285,7 @@ impl Parser {
         })
     }
 
-    pub(super) fn outcome(&mut self, v: &Value, path: &str) -> Option<OutcomeTag> {
+    pub(super) fn outcome(&mut self, v: &Value, path: &At<'_>) -> Option<OutcomeTag> {
         let m = self.object(v, path)?;
         if m.len() > MAX_OUTCOME_KEYS {
             self.err(
@@ -291,7 +298,7 @@ impl Parser {
         let mut default = None;
         let mut ok = true;
         for (k, v) in m {
-            let kp = key_path(path, k);
+            let kp = path.key(k);
             let class = match v {
                 Value::String(s) => match OutcomeClass::parse(s) {
                     Some(c) => c,

@@ -1,41 +1,41 @@
 //! The tags a type node carries: value kinds, defaults, text and range bounds, UI hints.
 
-use super::{kind, short, Parser, OWNER_SOURCES};
+use super::{kind, short, At, Parser, OWNER_SOURCES};
 use crate::form::limits::*;
 use crate::form::model::*;
 use serde_json::{Map, Value};
 
 impl Parser {
-    pub(super) fn tags(&mut self, m: &Map<String, Value>, path: &str) -> Option<Tags> {
+    pub(super) fn tags(&mut self, m: &Map<String, Value>, path: &At<'_>) -> Option<Tags> {
         let mut t = Tags::default();
         let mut ok = true;
         if let Some(v) = m.get("value") {
-            t.value = self.value_tag(v, &format!("{path}.value"));
+            t.value = self.value_tag(v, &path.field("value"));
             ok &= t.value.is_some();
         }
         if let Some(v) = m.get("describe") {
-            t.describe = self.text(v, &format!("{path}.describe"), MAX_TEXT_CHARS);
+            t.describe = self.text(v, &path.field("describe"), MAX_TEXT_CHARS);
             ok &= t.describe.is_some();
         }
         if let Some(v) = m.get("intent") {
-            t.intent = self.text(v, &format!("{path}.intent"), MAX_TEXT_CHARS);
+            t.intent = self.text(v, &path.field("intent"), MAX_TEXT_CHARS);
             ok &= t.intent.is_some();
         }
         if let Some(v) = m.get("effect") {
-            t.effect = self.effect(v, &format!("{path}.effect"));
+            t.effect = self.effect(v, &path.field("effect"));
             ok &= t.effect.is_some();
         }
         if let Some(v) = m.get("auto") {
-            t.auto = self.auto(v, &format!("{path}.auto"));
+            t.auto = self.auto(v, &path.field("auto"));
             ok &= t.auto.is_some();
         }
         if let Some(v) = m.get("ui") {
-            let up = format!("{path}.ui");
+            let up = path.field("ui");
             match self.object(v, &up) {
                 Some(um) => {
                     self.known_keys(um, &up, &["hidden"]);
                     if let Some(h) = um.get("hidden") {
-                        match self.boolean(h, &format!("{up}.hidden")) {
+                        match self.boolean(h, &up.field("hidden")) {
                             Some(b) => t.hidden = b,
                             None => ok = false,
                         }
@@ -45,21 +45,21 @@ impl Parser {
             }
         }
         if let Some(v) = m.get("text") {
-            t.text = self.text_tag(v, &format!("{path}.text"));
+            t.text = self.text_tag(v, &path.field("text"));
             ok &= t.text.is_some();
         }
         if let Some(v) = m.get("range") {
-            t.range = self.range(v, &format!("{path}.range"));
+            t.range = self.range(v, &path.field("range"));
             ok &= t.range.is_some();
         }
         if let Some(v) = m.get("named") {
-            t.named = self.name(v, &format!("{path}.named"));
+            t.named = self.name(v, &path.field("named"));
             ok &= t.named.is_some();
         }
         ok.then_some(t)
     }
 
-    pub(super) fn dyn_u8(&mut self, v: &Value, path: &str) -> Option<Dyn<u8>> {
+    pub(super) fn dyn_u8(&mut self, v: &Value, path: &At<'_>) -> Option<Dyn<u8>> {
         match v {
             Value::Number(n) => match n.as_u64().filter(|d| *d <= 38) {
                 Some(d) => Some(Dyn::Fixed(d as u8)),
@@ -82,7 +82,7 @@ impl Parser {
         }
     }
 
-    pub(super) fn dyn_text(&mut self, v: &Value, path: &str) -> Option<Dyn<String>> {
+    pub(super) fn dyn_text(&mut self, v: &Value, path: &At<'_>) -> Option<Dyn<String>> {
         match v {
             Value::String(_) => self.name(v, path).map(Dyn::Fixed),
             Value::Object(_) => self.dyn_from(v, path).map(Dyn::From),
@@ -99,17 +99,17 @@ impl Parser {
         }
     }
 
-    pub(super) fn dyn_from(&mut self, v: &Value, path: &str) -> Option<String> {
+    pub(super) fn dyn_from(&mut self, v: &Value, path: &At<'_>) -> Option<String> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["from"]);
         match m.get("from") {
             Some(f) => {
-                let s = self.name(f, &format!("{path}.from"))?;
+                let s = self.name(f, &path.field("from"))?;
                 match s.strip_prefix("query:") {
                     Some(method) if !method.is_empty() => Some(s),
                     _ => {
                         self.err(
-                            &format!("{path}.from"),
+                            &path.field("from"),
                             format!("'{s}' is not a ref; refs are 'query:<method>' (and an auto default may be {})", OWNER_SOURCES.join(", ")),
                         );
                         None
@@ -117,19 +117,19 @@ impl Parser {
                 }
             }
             None => {
-                self.err(&format!("{path}.from"), "missing");
+                self.err(&path.field("from"), "missing");
                 None
             }
         }
     }
 
-    pub(super) fn value_tag(&mut self, v: &Value, path: &str) -> Option<ValueTag> {
+    pub(super) fn value_tag(&mut self, v: &Value, path: &At<'_>) -> Option<ValueTag> {
         let m = self.object(v, path)?;
         let kind_name = match m.get("kind") {
             Some(Value::String(s)) => s.clone(),
             _ => {
                 self.err(
-                    &format!("{path}.kind"),
+                    &path.field("kind"),
                     "missing; one of token_amount, account, subaccount, timestamp, duration",
                 );
                 return None;
@@ -139,16 +139,16 @@ impl Parser {
             "token_amount" => {
                 self.known_keys(m, path, &["kind", "decimals", "symbol"]);
                 let decimals = match m.get("decimals") {
-                    Some(d) => self.dyn_u8(d, &format!("{path}.decimals")),
+                    Some(d) => self.dyn_u8(d, &path.field("decimals")),
                     None => {
-                        self.err(&format!("{path}.decimals"), "missing");
+                        self.err(&path.field("decimals"), "missing");
                         None
                     }
                 };
                 let symbol = match m.get("symbol") {
-                    Some(s) => self.dyn_text(s, &format!("{path}.symbol")),
+                    Some(s) => self.dyn_text(s, &path.field("symbol")),
                     None => {
-                        self.err(&format!("{path}.symbol"), "missing");
+                        self.err(&path.field("symbol"), "missing");
                         None
                     }
                 };
@@ -173,7 +173,7 @@ impl Parser {
                         Some(u) => u,
                         None => {
                             self.err(
-                                &format!("{path}.unit"),
+                                &path.field("unit"),
                                 format!("'{u}' is not a unit (ns, us, ms, s)"),
                             );
                             return None;
@@ -181,7 +181,7 @@ impl Parser {
                     },
                     Some(other) => {
                         self.err(
-                            &format!("{path}.unit"),
+                            &path.field("unit"),
                             format!("expected a string, found {}", kind(other)),
                         );
                         return None;
@@ -195,7 +195,7 @@ impl Parser {
             }
             other => {
                 self.err(
-                    &format!("{path}.kind"),
+                    &path.field("kind"),
                     format!("'{other}' is not a value kind (token_amount, account, subaccount, timestamp, duration)"),
                 );
                 None
@@ -203,7 +203,7 @@ impl Parser {
         }
     }
 
-    pub(super) fn auto(&mut self, v: &Value, path: &str) -> Option<Auto> {
+    pub(super) fn auto(&mut self, v: &Value, path: &At<'_>) -> Option<Auto> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["from", "value"]);
         match (m.get("from"), m.get("value")) {
@@ -214,7 +214,7 @@ impl Parser {
             (None, Some(Value::String(s))) => Some(Auto::Value(s.clone())),
             (None, Some(other)) => {
                 self.err(
-                    &format!("{path}.value"),
+                    &path.field("value"),
                     format!("expected the value as input text, found {}", kind(other)),
                 );
                 None
@@ -226,7 +226,7 @@ impl Parser {
         }
     }
 
-    pub(super) fn text_tag(&mut self, v: &Value, path: &str) -> Option<TextTag> {
+    pub(super) fn text_tag(&mut self, v: &Value, path: &At<'_>) -> Option<TextTag> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["max_len", "pattern", "format"]);
         let mut t = TextTag::default();
@@ -234,14 +234,14 @@ impl Parser {
             match ml.as_u64().and_then(|x| u32::try_from(x).ok()) {
                 Some(n) => t.max_len = Some(n),
                 None => {
-                    self.err(&format!("{path}.max_len"), "a whole number of characters");
+                    self.err(&path.field("max_len"), "a whole number of characters");
                     return None;
                 }
             }
         }
         if let Some(p) = m.get("pattern") {
             // Whether the layer will run the pattern is decided per method (a skip, not a refusal).
-            t.pattern = Some(self.text(p, &format!("{path}.pattern"), 4096)?);
+            t.pattern = Some(self.text(p, &path.field("pattern"), 4096)?);
         }
         if let Some(f) = m.get("format") {
             t.format = match f {
@@ -249,7 +249,7 @@ impl Parser {
                 Value::String(s) if s == "email" => Some(TextFormat::Email),
                 other => {
                     self.err(
-                        &format!("{path}.format"),
+                        &path.field("format"),
                         format!("expected \"url\" or \"email\", found {}", short(other)),
                     );
                     return None;
@@ -259,7 +259,7 @@ impl Parser {
         Some(t)
     }
 
-    pub(super) fn range(&mut self, v: &Value, path: &str) -> Option<RangeTag> {
+    pub(super) fn range(&mut self, v: &Value, path: &At<'_>) -> Option<RangeTag> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["min", "max"]);
         let bound = |p: &mut Parser, key: &str| -> Result<Option<i128>, ()> {
@@ -271,7 +271,7 @@ impl Parser {
                         Some(x) => Ok(Some(x as i128)),
                         None => {
                             p.err(
-                                &format!("{path}.{key}"),
+                                &path.field(key),
                                 "a whole number (give large ones as a string of digits)",
                             );
                             Err(())
@@ -279,14 +279,11 @@ impl Parser {
                     },
                 },
                 Some(Value::String(s)) => s.parse::<i128>().map(Some).map_err(|_| {
-                    p.err(
-                        &format!("{path}.{key}"),
-                        format!("'{s}' is not a whole number"),
-                    );
+                    p.err(&path.field(key), format!("'{s}' is not a whole number"));
                 }),
                 Some(other) => {
                     p.err(
-                        &format!("{path}.{key}"),
+                        &path.field(key),
                         format!("expected a number, found {}", kind(other)),
                     );
                     Err(())

@@ -1,12 +1,12 @@
 //! Type nodes: primitives, references, `opt` / `vec`, records and variants, functions and services.
 
-use super::{key_path, kind, short, Parser, TAG_KEYS};
+use super::{kind, short, At, Parser, TAG_KEYS};
 use crate::form::limits::*;
 use crate::form::model::*;
 use serde_json::{Map, Value};
 
 impl Parser {
-    pub(super) fn node_list(&mut self, v: Option<&Value>, path: &str) -> Option<Vec<Node>> {
+    pub(super) fn node_list(&mut self, v: Option<&Value>, path: &At<'_>) -> Option<Vec<Node>> {
         match v {
             None => {
                 self.err(path, "missing (use [] for none)");
@@ -23,7 +23,7 @@ impl Parser {
                 let mut out = Vec::new();
                 let mut ok = true;
                 for (i, item) in items.iter().enumerate() {
-                    match self.node(item, &format!("{path}[{i}]"), 1) {
+                    match self.node(item, &path.index(i), 1) {
                         Some(n) => out.push(n),
                         None => ok = false,
                     }
@@ -37,7 +37,7 @@ impl Parser {
         }
     }
 
-    pub(super) fn node(&mut self, v: &Value, path: &str, depth: usize) -> Option<Node> {
+    pub(super) fn node(&mut self, v: &Value, path: &At<'_>, depth: usize) -> Option<Node> {
         self.nodes += 1;
         if depth > MAX_TYPE_DEPTH {
             self.err(path, format!("types nest deeper than {MAX_TYPE_DEPTH}"));
@@ -48,13 +48,13 @@ impl Parser {
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
                 self.err(
-                    &format!("{path}.type"),
+                    &path.field("type"),
                     format!("expected a type name, found {}", kind(other)),
                 );
                 return None;
             }
             None => {
-                self.err(&format!("{path}.type"), "missing");
+                self.err(&path.field("type"), "missing");
                 return None;
             }
         };
@@ -64,12 +64,9 @@ impl Parser {
             "opt" | "vec" => {
                 known.push("inner");
                 let inner = match m.get("inner") {
-                    Some(iv) => self.node(iv, &format!("{path}.inner"), depth + 1)?,
+                    Some(iv) => self.node(iv, &path.field("inner"), depth + 1)?,
                     None => {
-                        self.err(
-                            &format!("{path}.inner"),
-                            format!("a {ty_name} needs 'inner'"),
-                        );
+                        self.err(&path.field("inner"), format!("a {ty_name} needs 'inner'"));
                         return None;
                     }
                 };
@@ -87,7 +84,7 @@ impl Parser {
                     "cases"
                 };
                 known.push(key);
-                let fields = self.fields(m.get(key), &format!("{path}.{key}"), depth, key)?;
+                let fields = self.fields(m.get(key), &path.field(key), depth, key)?;
                 if ty_name == "record" {
                     Ty::Record(fields)
                 } else {
@@ -102,9 +99,10 @@ impl Parser {
                 known.push("methods");
                 let mut methods = Vec::new();
                 if let Some(mv) = m.get("methods") {
-                    let mm = self.object(mv, &format!("{path}.methods"))?;
+                    let mm = self.object(mv, &path.field("methods"))?;
+                    let methods_at = path.field("methods");
                     for (k, fv) in mm {
-                        let fp = key_path(&format!("{path}.methods"), k);
+                        let fp = methods_at.key(k);
                         let fm = self.object(fv, &fp)?;
                         self.known_keys(fm, &fp, &["args", "results", "annotation"]);
                         methods.push((k.clone(), self.func_sig(fm, &fp, depth)?));
@@ -116,10 +114,7 @@ impl Parser {
                 Some(p) => Ty::Prim(p),
                 None => {
                     if other.is_empty() || other.chars().count() > MAX_NAME_CHARS {
-                        self.err(
-                            &format!("{path}.type"),
-                            "a type name has 1 to 128 characters",
-                        );
+                        self.err(&path.field("type"), "a type name has 1 to 128 characters");
                         return None;
                     }
                     Ty::Ref(other.to_string())
@@ -134,7 +129,7 @@ impl Parser {
     pub(super) fn func_sig(
         &mut self,
         m: &Map<String, Value>,
-        path: &str,
+        path: &At<'_>,
         depth: usize,
     ) -> Option<FuncSig> {
         let list = |p: &mut Parser, key: &str| -> Option<Vec<Node>> {
@@ -143,13 +138,13 @@ impl Parser {
                 Some(Value::Array(items)) => {
                     let mut out = vec![];
                     for (i, it) in items.iter().enumerate() {
-                        out.push(p.node(it, &format!("{path}.{key}[{i}]"), depth + 1)?);
+                        out.push(p.node(it, &path.field(key).index(i), depth + 1)?);
                     }
                     Some(out)
                 }
                 Some(other) => {
                     p.err(
-                        &format!("{path}.{key}"),
+                        &path.field(key),
                         format!("expected an array, found {}", kind(other)),
                     );
                     None
@@ -167,7 +162,7 @@ impl Parser {
             }
             Some(other) => {
                 self.err(
-                    &format!("{path}.annotation"),
+                    &path.field("annotation"),
                     format!(
                         "expected query, composite_query or oneway, found {}",
                         short(other)
@@ -186,7 +181,7 @@ impl Parser {
     pub(super) fn fields(
         &mut self,
         v: Option<&Value>,
-        path: &str,
+        path: &At<'_>,
         depth: usize,
         what: &str,
     ) -> Option<Vec<FieldNode>> {
@@ -211,7 +206,7 @@ impl Parser {
         let mut out: Vec<FieldNode> = Vec::new();
         let mut ok = true;
         for (i, item) in items.iter().enumerate() {
-            let ip = format!("{path}[{i}]");
+            let ip = path.index(i);
             let label = match item {
                 Value::Object(fm) => match (fm.get("name"), fm.get("id")) {
                     (Some(Value::String(s)), None)
@@ -223,10 +218,7 @@ impl Parser {
                         match n.as_u64().and_then(|x| u32::try_from(x).ok()) {
                             Some(id) => Some(Label::Id(id)),
                             None => {
-                                self.err(
-                                    &format!("{ip}.id"),
-                                    "an id is a number from 0 to 4294967295",
-                                );
+                                self.err(&ip.field("id"), "an id is a number from 0 to 4294967295");
                                 None
                             }
                         }
@@ -241,16 +233,13 @@ impl Parser {
                     }
                     (Some(_), None) => {
                         self.err(
-                            &format!("{ip}.name"),
+                            &ip.field("name"),
                             "a name is a non-empty string of at most 128 characters",
                         );
                         None
                     }
                     (None, Some(_)) => {
-                        self.err(
-                            &format!("{ip}.id"),
-                            "an id is a number from 0 to 4294967295",
-                        );
+                        self.err(&ip.field("id"), "an id is a number from 0 to 4294967295");
                         None
                     }
                 },

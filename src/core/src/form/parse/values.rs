@@ -1,18 +1,18 @@
 //! The JSON values every part of a form is made of: each misfit is a problem at its path.
 
-use super::{key_path, kind, problem, Parser};
+use super::{kind, problem, At, Parser};
 use crate::form::limits::MAX_NAME_CHARS;
 use serde_json::{Map, Value};
 
 impl Parser {
-    pub(super) fn err(&mut self, path: &str, reason: impl Into<String>) {
-        self.problems.push(problem(path, reason));
+    pub(super) fn err(&mut self, path: &At<'_>, reason: impl Into<String>) {
+        self.problems.push(problem(&path.to_string(), reason));
     }
 
     pub(super) fn object<'a>(
         &mut self,
         v: &'a Value,
-        path: &str,
+        path: &At<'_>,
     ) -> Option<&'a Map<String, Value>> {
         match v {
             Value::Object(m) => Some(m),
@@ -23,18 +23,18 @@ impl Parser {
         }
     }
 
-    pub(super) fn known_keys(&mut self, m: &Map<String, Value>, path: &str, known: &[&str]) {
+    pub(super) fn known_keys(&mut self, m: &Map<String, Value>, path: &At<'_>, known: &[&str]) {
         for k in m.keys() {
             if !known.contains(&k.as_str()) {
                 self.err(
-                    &key_path(path, k),
+                    &path.key(k),
                     format!("unknown key '{k}' (expected one of: {})", known.join(", ")),
                 );
             }
         }
     }
 
-    pub(super) fn text(&mut self, v: &Value, path: &str, max_chars: usize) -> Option<String> {
+    pub(super) fn text(&mut self, v: &Value, path: &At<'_>, max_chars: usize) -> Option<String> {
         match v {
             Value::String(s) => {
                 let n = s.chars().count();
@@ -55,7 +55,7 @@ impl Parser {
         }
     }
 
-    pub(super) fn name(&mut self, v: &Value, path: &str) -> Option<String> {
+    pub(super) fn name(&mut self, v: &Value, path: &At<'_>) -> Option<String> {
         let s = self.text(v, path, MAX_NAME_CHARS)?;
         if s.is_empty() {
             self.err(path, "a name may not be empty");
@@ -64,7 +64,7 @@ impl Parser {
         Some(s)
     }
 
-    pub(super) fn boolean(&mut self, v: &Value, path: &str) -> Option<bool> {
+    pub(super) fn boolean(&mut self, v: &Value, path: &At<'_>) -> Option<bool> {
         match v {
             Value::Bool(b) => Some(*b),
             _ => {
