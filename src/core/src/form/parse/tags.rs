@@ -1,35 +1,74 @@
 //! The tags a type node carries: value kinds, defaults, text and range bounds, UI hints.
 
-use super::{kind, short, At, Parser, OWNER_SOURCES};
+use super::{kind, short, At, Parser, NODE_KEYS, OWNER_SOURCES, TAG_KEYS};
 use crate::form::limits::*;
 use crate::form::model::*;
 use serde_json::{Map, Value};
 
 impl Parser {
-    pub(super) fn tags(&mut self, m: &Map<String, Value>, path: &At<'_>) -> Option<Tags> {
+    /// A type node's tags, its keys checked: `own` are those its constructor read. The keys
+    /// are walked once (a search of the node's map per tag and per known key cost a stored
+    /// form ~0.2 M of its parse): any not known is a problem in key order, then each tag is
+    /// read in a fixed order.
+    pub(super) fn tags(
+        &mut self,
+        m: &Map<String, Value>,
+        path: &At<'_>,
+        own: &[&str],
+    ) -> Option<Tags> {
+        let mut tag: [Option<&Value>; 9] = [None; 9];
+        for (k, v) in m {
+            let slot = match k.as_str() {
+                "value" => 0,
+                "describe" => 1,
+                "intent" => 2,
+                "effect" => 3,
+                "auto" => 4,
+                "ui" => 5,
+                "text" => 6,
+                "range" => 7,
+                "named" => 8,
+                k if NODE_KEYS.contains(&k) || own.contains(&k) => continue,
+                _ => {
+                    let known: Vec<&str> = TAG_KEYS
+                        .iter()
+                        .chain(&NODE_KEYS)
+                        .chain(own)
+                        .copied()
+                        .collect();
+                    self.err(
+                        &path.key(k),
+                        format!("unknown key '{k}' (expected one of: {})", known.join(", ")),
+                    );
+                    continue;
+                }
+            };
+            tag[slot] = Some(v);
+        }
+        let [value, describe, intent, effect, auto, ui, text, range, named] = tag;
         let mut t = Tags::default();
         let mut ok = true;
-        if let Some(v) = m.get("value") {
+        if let Some(v) = value {
             t.value = self.value_tag(v, &path.field("value"));
             ok &= t.value.is_some();
         }
-        if let Some(v) = m.get("describe") {
+        if let Some(v) = describe {
             t.describe = self.text(v, &path.field("describe"), MAX_TEXT_CHARS);
             ok &= t.describe.is_some();
         }
-        if let Some(v) = m.get("intent") {
+        if let Some(v) = intent {
             t.intent = self.text(v, &path.field("intent"), MAX_TEXT_CHARS);
             ok &= t.intent.is_some();
         }
-        if let Some(v) = m.get("effect") {
+        if let Some(v) = effect {
             t.effect = self.effect(v, &path.field("effect"));
             ok &= t.effect.is_some();
         }
-        if let Some(v) = m.get("auto") {
+        if let Some(v) = auto {
             t.auto = self.auto(v, &path.field("auto"));
             ok &= t.auto.is_some();
         }
-        if let Some(v) = m.get("ui") {
+        if let Some(v) = ui {
             let up = path.field("ui");
             match self.object(v, &up) {
                 Some(um) => {
@@ -44,15 +83,15 @@ impl Parser {
                 None => ok = false,
             }
         }
-        if let Some(v) = m.get("text") {
+        if let Some(v) = text {
             t.text = self.text_tag(v, &path.field("text"));
             ok &= t.text.is_some();
         }
-        if let Some(v) = m.get("range") {
+        if let Some(v) = range {
             t.range = self.range(v, &path.field("range"));
             ok &= t.range.is_some();
         }
-        if let Some(v) = m.get("named") {
+        if let Some(v) = named {
             t.named = self.name(v, &path.field("named"));
             ok &= t.named.is_some();
         }

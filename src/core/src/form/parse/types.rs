@@ -1,6 +1,6 @@
 //! Type nodes: primitives, references, `opt` / `vec`, records and variants, functions and services.
 
-use super::{kind, short, At, Parser, TAG_KEYS};
+use super::{kind, short, At, Parser};
 use crate::form::limits::*;
 use crate::form::model::*;
 use serde_json::{Map, Value};
@@ -45,7 +45,7 @@ impl Parser {
         }
         let m = self.object(v, path)?;
         let ty_name = match m.get("type") {
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => s.as_str(),
             Some(other) => {
                 self.err(
                     &path.field("type"),
@@ -58,11 +58,17 @@ impl Parser {
                 return None;
             }
         };
-        let mut known: Vec<&str> = TAG_KEYS.to_vec();
-        known.extend(["type", "name", "id"]);
-        let ty = match ty_name.as_str() {
+        // The keys its constructor reads (besides every node's and the tags).
+        let own: &[&str] = match ty_name {
+            "opt" | "vec" => &["inner"],
+            "record" => &["fields"],
+            "variant" => &["cases"],
+            "func" => &["args", "results", "annotation"],
+            "service" => &["methods"],
+            _ => &[],
+        };
+        let ty = match ty_name {
             "opt" | "vec" => {
-                known.push("inner");
                 let inner = match m.get("inner") {
                     Some(iv) => self.node(iv, &path.field("inner"), depth + 1)?,
                     None => {
@@ -83,7 +89,6 @@ impl Parser {
                 } else {
                     "cases"
                 };
-                known.push(key);
                 let fields = self.fields(m.get(key), &path.field(key), depth, key)?;
                 if ty_name == "record" {
                     Ty::Record(fields)
@@ -91,12 +96,8 @@ impl Parser {
                     Ty::Variant(fields)
                 }
             }
-            "func" => {
-                known.extend(["args", "results", "annotation"]);
-                Ty::Func(self.func_sig(m, path, depth)?)
-            }
+            "func" => Ty::Func(self.func_sig(m, path, depth)?),
             "service" => {
-                known.push("methods");
                 let mut methods = Vec::new();
                 if let Some(mv) = m.get("methods") {
                     let mm = self.object(mv, &path.field("methods"))?;
@@ -121,8 +122,7 @@ impl Parser {
                 }
             },
         };
-        self.known_keys(m, path, &known);
-        let tags = self.tags(m, path)?;
+        let tags = self.tags(m, path, own)?;
         Some(Node { ty, tags })
     }
 
