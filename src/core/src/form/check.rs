@@ -81,7 +81,8 @@ impl Checker<'_> {
     fn tags(&mut self, node: &Node, path: &At<'_>, is_case: bool) {
         let t = &node.tags;
         let resolved = resolve(self.form, node);
-        let ty_word = describe_ty(resolved);
+        // Written out only for a problem (at every node it cost a stored form ~20 K).
+        let ty_word = || describe_ty(resolved);
         if !is_case && (t.intent.is_some() || t.effect.is_some()) {
             self.err(
                 path,
@@ -108,14 +109,14 @@ impl Checker<'_> {
                 };
                 self.err(
                     &path.field("value"),
-                    format!("a {} tag needs {want}, not {ty_word}", v.kind()),
+                    format!("a {} tag needs {want}, not {}", v.kind(), ty_word()),
                 );
             }
         }
         if t.text.is_some() && !matches!(resolved, Some(Ty::Prim(Prim::Text))) {
             self.err(
                 &path.field("text"),
-                format!("a text tag needs a text position, not {ty_word}"),
+                format!("a text tag needs a text position, not {}", ty_word()),
             );
         }
         if t.range.is_some() {
@@ -127,7 +128,10 @@ impl Checker<'_> {
             if !ok {
                 self.err(
                     &path.field("range"),
-                    format!("a range tag needs an integer, text, blob or vec, not {ty_word}"),
+                    format!(
+                        "a range tag needs an integer, text, blob or vec, not {}",
+                        ty_word()
+                    ),
                 );
             }
         }
