@@ -127,8 +127,8 @@ pub const OWNER_SOURCES: [&str; 3] = ["owner:subaccount", "owner:account", "owne
 const CONSTRUCTORS: [&str; 7] = ["opt", "vec", "record", "variant", "blob", "func", "service"];
 /// The keys a type node may have: its tags, and those of every node (listed in this order
 /// when a key is not known, with the keys of its constructor after them).
-const TAG_KEYS: [&str; 10] = [
-    "value", "describe", "auto", "ui", "text", "range", "named", "intent", "effect", "type",
+const TAG_KEYS: [&str; 9] = [
+    "value", "describe", "auto", "ui", "text", "range", "named", "intent", "effect",
 ];
 const NODE_KEYS: [&str; 3] = ["type", "name", "id"];
 
