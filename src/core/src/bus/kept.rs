@@ -135,22 +135,39 @@ enum Plain {
     Own(Text),
 }
 
-/// MCP's text with the schema's text put in rather than serialized again: the shape's other
-/// members serialized around a `null` schema (the member follows `description`, so it is the
-/// one `,"inputSchema":null` there: inside a string a quote is escaped).
+/// MCP's text with the schema's text put in rather than serialized again, and the output
+/// schema's (a prepare tool's answer) written from its value rather than copied twice with the
+/// declaration: the shape's other members serialized around `null` schemas. Each is the one
+/// `,"inputSchema":null` or `,"outputSchema":null` there (inside a string a quote is
+/// escaped), the output's after the input's (the members are sorted), and both are found
+/// before either text is put in.
 fn mcp_text(d: &ToolDecl, schema: &str) -> String {
-    let text = render_one(&d.with_input_schema(Value::Null), ToolFormat::Mcp);
-    const HOLE: &str = ",\"inputSchema\":null";
-    match text.find(HOLE) {
-        Some(at) => {
-            let mut out = String::with_capacity(text.len() + schema.len());
-            out.push_str(&text[..at + HOLE.len() - 4]);
-            out.push_str(schema);
-            out.push_str(&text[at + HOLE.len()..]);
-            out
+    const INPUT: &str = ",\"inputSchema\":null";
+    const OUTPUT: &str = ",\"outputSchema\":null";
+    let output = d.output_schema.as_ref();
+    let shape = super::render::mcp_around(d, Value::Null, output.map(|_| Value::Null));
+    let head = json(&shape);
+    // Where `null` starts in a hole found at `at`.
+    let null_at = |at: usize, hole: &str| at + hole.len() - 4;
+    let Some(i) = head.find(INPUT) else {
+        return render_one(d, ToolFormat::Mcp);
+    };
+    let mut out = String::with_capacity(head.len() + schema.len());
+    out.push_str(&head[..null_at(i, INPUT)]);
+    out.push_str(schema);
+    let rest = &head[i + INPUT.len()..];
+    match output {
+        None => out.push_str(rest),
+        Some(o) => {
+            let Some(k) = rest.find(OUTPUT) else {
+                return render_one(d, ToolFormat::Mcp);
+            };
+            out.push_str(&rest[..null_at(k, OUTPUT)]);
+            out.push_str(&json(o));
+            out.push_str(&rest[k + OUTPUT.len()..]);
         }
-        None => render_one(d, ToolFormat::Mcp),
     }
+    out
 }
 
 /// Compact JSON text (a `str` or a `Value` always serializes).
@@ -442,6 +459,7 @@ mod tests {
             json!({ "$schema": 3, "type": "object" }),
             json!({ "$schema": "x", "!first": 1, " ": { "$schema": "y" } }),
             json!({ "$schema": "x", "#": 1 }),
+            json!({ "a": 1, "outputSchema": null, "z": ",\"outputSchema\":null" }),
             json!(true),
             json!({ "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": { "a": { "type": "string", "pattern": "^a$" } }, "required": ["a"], "additionalProperties": false }),
         ] {
@@ -449,6 +467,29 @@ mod tests {
             let r = Rendered::new(&d);
             for f in FORMATS {
                 assert_eq!(r.text(f), render_one(&d, f), "{f:?} of {s}");
+            }
+            // With an output schema (MCP's text puts it in too), whatever either holds, and
+            // every label.
+            for (output, effect) in [
+                (json!({ "type": "object" }), None),
+                (
+                    json!({ "a": 1, "outputSchema": null, "b": ",\"outputSchema\":null" }),
+                    Some(super::super::EffectLabel::Readonly),
+                ),
+                (json!(null), Some(super::super::EffectLabel::Destructive)),
+                (
+                    crate::mcp::intent_answer_schema(),
+                    Some(super::super::EffectLabel::Idempotent),
+                ),
+            ] {
+                let mut d = decl(s.clone());
+                d.output_schema = Some(output.clone());
+                d.effect = effect;
+                d.title = "T ,\"outputSchema\":null".into();
+                let r = Rendered::new(&d);
+                for f in FORMATS {
+                    assert_eq!(r.text(f), render_one(&d, f), "{f:?} of {s} with {output}");
+                }
             }
             // A copy given to be rendered (its schema moved into its shape), alone and beside
             // a declaration lent: `render`'s bytes.

@@ -141,6 +141,12 @@ pub fn shape(d: &ToolDecl, format: ToolFormat) -> Value {
 /// MCP keeps the label in its annotations. Unset gives no readOnly/destructive/idempotent
 /// hint at all, so that MCP's defaults (which assume the worst) apply.
 fn mcp(d: &ToolDecl) -> Value {
+    mcp_around(d, d.input_schema.clone(), d.output_schema.clone())
+}
+
+/// MCP's shape of `d` with these schemas in it (`bus::kept` gives `null`s, to put the
+/// schemas' texts in).
+pub(super) fn mcp_around(d: &ToolDecl, input_schema: Value, output_schema: Option<Value>) -> Value {
     let mut ann = Map::new();
     ann.insert("title".into(), json!(d.title));
     let hints = match d.effect {
@@ -165,9 +171,9 @@ fn mcp(d: &ToolDecl) -> Value {
     m.insert("name".into(), json!(d.name));
     m.insert("title".into(), json!(d.title));
     m.insert("description".into(), json!(d.description));
-    m.insert("inputSchema".into(), d.input_schema.clone());
-    if let Some(o) = &d.output_schema {
-        m.insert("outputSchema".into(), o.clone());
+    m.insert("inputSchema".into(), input_schema);
+    if let Some(o) = output_schema {
+        m.insert("outputSchema".into(), o);
     }
     m.insert("annotations".into(), Value::Object(ann));
     Value::Object(m)
