@@ -226,7 +226,12 @@ fn every_place_is_named_as_before() {
             "q\"q": { "type": "record" },
             "rec": { "type": "record", "fields": [], "colour": 1, "describe": "a record" },
             "o": { "type": "opt", "inner": { "type": "nat" }, "cases": [], "range": { "min": 2, "max": 1 } },
-            "f2": { "type": "func", "args": [], "methods": {}, "named": 3 }
+            "f2": { "type": "func", "args": [], "methods": {}, "named": 3 },
+            "later": { "type": "nat", "describe": 5, "zzz": 1, "a b": 2, "auto": { "from": "x", "y z": 1 } },
+            "var": { "type": "variant", "cases": [{ "name": "A", "type": "null", "q\"": 1 }], "inner": 1 },
+            "srv": { "type": "service", "methods": { "m": { "args": [] } }, "fields": [] },
+            "nat": { "type": "nat" },
+            "deep": { "type": "opt", "inner": { "type": "vec", "inner": { "type": "nat", "bad key": 1 } }, "also": 2 }
         },
         "names": { "a set": { "method": "nope", "list": "..", "name": 1, "zz": 2 } },
         "methods": {
@@ -249,8 +254,18 @@ fn every_place_is_named_as_before() {
                 "m n": { "args": [{ "type": "Nope" }], "results": [{ "type": "nat", "text": { "max_len": 2 } }] }
             } }
         },
-        "names": { "n s": { "method": "missing", "list": "a", "name": "b", "value": "c" } },
+        "names": {
+            "n s": { "method": "missing", "list": "a", "name": "b", "value": "c" },
+            "lists": { "method": "q", "list": "Ok.0", "name": "n", "value": "v" },
+            "plain": { "method": "q", "list": "Ok.items", "name": "nope", "value": "gone" }
+        },
         "methods": {
+            "q": { "mode": "query", "args": [], "results": [{ "type": "variant", "cases": [
+                { "name": "Ok", "type": "record", "fields": [
+                    { "name": "items", "type": "vec", "inner": { "type": "record", "fields": [{ "name": "n", "type": "nat" }] } }
+                ] }
+            ] }] },
+            "f": { "mode": "query", "args": [{ "type": "func", "args": [{ "type": "Absent" }], "results": [{ "type": "text", "range": { "min": 1 }, "value": { "kind": "subaccount" } }] }], "results": [] },
             "x y": { "mode": "query",
                      "args": [{ "type": "opt", "inner": { "type": "Gone" } }],
                      "results": [{ "type": "variant", "cases": [{ "name": "A", "type": "nat", "named": "none" }] }] }
@@ -269,9 +284,18 @@ fn every_place_is_named_as_before() {
             "$.types.Ok.cases[0].ui.what | unknown key 'what' (expected one of: hidden)",
             "$.types.Ok.cases[0].ui.hidden | expected true or false, found a string",
             "$.types[\"a.b\"].type | a type name has 1 to 128 characters",
+            "$.types.deep.inner.inner[\"bad key\"] | unknown key 'bad key' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id)",
+            "$.types.deep.also | unknown key 'also' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id, inner)",
             "$.types.f2.methods | unknown key 'methods' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id, args, results, annotation)",
             "$.types.f2.named | expected a string, found a number",
             "$.types.fn.args[0].inner | a opt needs 'inner'",
+            "$.types.later[\"a b\"] | unknown key 'a b' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id)",
+            "$.types.later.zzz | unknown key 'zzz' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id)",
+            "$.types.later.describe | expected a string, found a number",
+            "$.types.later.auto[\"y z\"] | unknown key 'y z' (expected one of: from, value)",
+            "$.types.later.auto[\"y z\"] | unknown key 'y z' (expected one of: from)",
+            "$.types.later.auto.from | 'x' is not a ref; refs are 'query:<method>' (and an auto default may be owner:subaccount, owner:account, owner:principal)",
+            "$.types.nat | 'nat' is a Candid type; pick another name",
             "$.types.o.cases | unknown key 'cases' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id, inner)",
             "$.types.o.range | min 2 is above max 1",
             "$.types[\"odd name\"].fields[0].zzz | unknown key 'zzz' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id)",
@@ -283,12 +307,15 @@ fn every_place_is_named_as_before() {
             "$.types[\"q\\\"q\"].fields | missing (use [] for no fields)",
             "$.types.r.range.min | 'a' is not a whole number",
             "$.types.rec.colour | unknown key 'colour' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id, fields)",
+            "$.types.srv.fields | unknown key 'fields' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id, methods)",
             "$.types.svc.methods[\"odd method\"].extra | unknown key 'extra' (expected one of: args, results, annotation)",
             "$.types.svc.methods[\"odd method\"].args[0].type | expected a type name, found a number",
             "$.types.t.value.decimals.from | 'bad' is not a ref; refs are 'query:<method>' (and an auto default may be owner:subaccount, owner:account, owner:principal)",
             "$.types.t.value.symbol | expected a string or {\"from\": ...}, found a number",
             "$.types.u.value.unit | 'weeks' is not a unit (ns, us, ms, s)",
             "$.types.v.inner.text.max_len | a whole number of characters",
+            "$.types.var.cases[0][\"q\\\"\"] | unknown key 'q\"' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id)",
+            "$.types.var.inner | unknown key 'inner' (expected one of: value, describe, auto, ui, text, range, named, intent, effect, type, name, id, cases)",
             "$.types.w.describe | expected a string, found a number",
             "$.types.w.intent | expected a string, found a number",
             "$.types.w.effect.kind | expected a string, found a number",
@@ -315,9 +342,14 @@ fn every_place_is_named_as_before() {
             "$.types[\"odd t\"].fields[2].value | a account tag needs a record { owner : principal; subaccount : opt blob }, not bool",
             "$.types[\"s v c\"].methods[\"m n\"].args[0].type | 'Nope' is neither a Candid type nor one of the form's types",
             "$.types[\"s v c\"].methods[\"m n\"].results[0].text | a text tag needs a text position, not nat",
+            "$.methods.f.args[0].args[0].type | 'Absent' is neither a Candid type nor one of the form's types",
+            "$.methods.f.args[0].results[0].value | a subaccount tag needs a blob, not text",
             "$.methods[\"x y\"].args[0].inner.type | 'Gone' is neither a Candid type nor one of the form's types",
             "$.methods[\"x y\"].results[0].cases[0].named | no name set 'none' in the form's names",
+            "$.names.lists.list | '(0).Ok.0' names no place in the reply of 'q'",
             "$.names[\"n s\"].method | the form has no method 'missing'",
+            "$.names.plain.name | the elements have no text field 'nope'",
+            "$.names.plain.value | the elements have no field 'gone'",
         ],
     ];
     assert_eq!(got, expected);

@@ -152,18 +152,23 @@ fn mcp_text(d: &ToolDecl, schema: &str) -> String {
     let Some(i) = head.find(INPUT) else {
         return render_one(d, ToolFormat::Mcp);
     };
-    let mut out = String::with_capacity(head.len() + schema.len());
+    let rest = &head[i + INPUT.len()..];
+    let output = match output {
+        None => None,
+        Some(o) => match rest.find(OUTPUT) {
+            Some(k) => Some((k, json(o))),
+            None => return render_one(d, ToolFormat::Mcp),
+        },
+    };
+    let room = head.len() + schema.len() + output.as_ref().map_or(0, |(_, o)| o.len());
+    let mut out = String::with_capacity(room);
     out.push_str(&head[..null_at(i, INPUT)]);
     out.push_str(schema);
-    let rest = &head[i + INPUT.len()..];
     match output {
         None => out.push_str(rest),
-        Some(o) => {
-            let Some(k) = rest.find(OUTPUT) else {
-                return render_one(d, ToolFormat::Mcp);
-            };
+        Some((k, o)) => {
             out.push_str(&rest[..null_at(k, OUTPUT)]);
-            out.push_str(&json(o));
+            out.push_str(&o);
             out.push_str(&rest[k + OUTPUT.len()..]);
         }
     }
@@ -486,6 +491,8 @@ mod tests {
                 d.output_schema = Some(output.clone());
                 d.effect = effect;
                 d.title = "T ,\"outputSchema\":null".into();
+                // The one member between the two holes.
+                d.name = "n ,\"outputSchema\":null ,\"inputSchema\":null".into();
                 let r = Rendered::new(&d);
                 for f in FORMATS {
                     assert_eq!(r.text(f), render_one(&d, f), "{f:?} of {s} with {output}");
