@@ -141,6 +141,12 @@ impl Parser {
     pub(super) fn dyn_from(&mut self, v: &Value, path: &At<'_>) -> Option<String> {
         let m = self.object(v, path)?;
         self.known_keys(m, path, &["from"]);
+        self.ref_from(m, path)
+    }
+
+    /// The ref an object's `from` names, its keys checked by the caller (an `auto` default's
+    /// were: checked again here, an unknown key was two problems, each listing other keys).
+    fn ref_from(&mut self, m: &Map<String, Value>, path: &At<'_>) -> Option<String> {
         match m.get("from") {
             Some(f) => {
                 let s = self.name(f, &path.field("from"))?;
@@ -249,7 +255,7 @@ impl Parser {
             (Some(Value::String(src)), None) if OWNER_SOURCES.contains(&src.as_str()) => {
                 Some(Auto::From(src.clone()))
             }
-            (Some(_), None) => self.dyn_from(v, path).map(Auto::From),
+            (Some(_), None) => self.ref_from(m, path).map(Auto::From),
             (None, Some(Value::String(s))) => Some(Auto::Value(s.clone())),
             (None, Some(other)) => {
                 self.err(
