@@ -488,3 +488,74 @@ fn icrc_packs_give_every_standard_tool_and_skip_nothing() {
         ]
     );
 }
+
+/// A record of two fields of one named type, each a record of two fields of another, and so
+/// on: the input doubles at each level while the form grows by a line. Planning stops at
+/// `MAX_POSITIONS` (a named type counted at each use) and skips the method with the reason,
+/// rather than writing out a schema of 2^16 positions (13 MB) in a registration or in the
+/// catalog's build after an upgrade.
+#[test]
+fn inputs_are_bounded_however_named_types_are_shared() {
+    use tool_host_core::plan::MAX_POSITIONS;
+    let doubling = |levels: usize| {
+        let mut types = serde_json::Map::new();
+        types.insert("T0".into(), json!({ "type": "text" }));
+        for k in 1..=levels {
+            let prev = format!("T{}", k - 1);
+            types.insert(
+                format!("T{k}"),
+                json!({ "type": "record", "fields": [
+                    { "name": "a", "type": prev }, { "name": "b", "type": prev } ] }),
+            );
+        }
+        let top = format!("T{levels}");
+        plans(
+            json!({ "m": { "mode": "update", "args": [{ "type": top }], "results": [] } }),
+            serde_json::Value::Object(types),
+        )
+    };
+    // 2^9 - 1 positions: planned.
+    let p = doubling(8);
+    assert_eq!(p.tool_names(), vec!["commit", "prepare_m"]);
+    let positions: usize = p.plans["prepare_m"]
+        .params
+        .iter()
+        .map(|q| q.positions)
+        .sum();
+    assert_eq!(
+        positions,
+        (1 << 9) - 2,
+        "the top record is split into its two fields"
+    );
+    for levels in [10, 16, 22] {
+        let p = doubling(levels);
+        assert!(p.tool_names().is_empty(), "{levels} levels");
+        let reason = skip_reason(&p, "m");
+        assert!(
+            reason.contains(&format!("more than {MAX_POSITIONS} positions")),
+            "{reason}"
+        );
+    }
+    // The bound is the method's, across its inputs: four fields of 250 positions each (a
+    // record and its 249 fields) are planned; a fifth field, one position more, is not.
+    let wide = |more: bool| {
+        let leaves: Vec<_> = (0..249)
+            .map(|i| json!({ "name": format!("f{i}"), "type": "text" }))
+            .collect();
+        let mut fields: Vec<_> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| json!({ "name": n, "type": "R" }))
+            .collect();
+        if more {
+            fields.push(json!({ "name": "e", "type": "text" }));
+        }
+        plans(
+            json!({ "m": { "mode": "update", "args": [{ "type": "record", "fields": fields }], "results": [] } }),
+            json!({ "R": { "type": "record", "fields": leaves } }),
+        )
+    };
+    assert_eq!(MAX_POSITIONS, 4 * 250);
+    assert_eq!(wide(false).tool_names(), vec!["commit", "prepare_m"]);
+    let reason = skip_reason(&wide(true), "m");
+    assert!(reason.starts_with("$args[0].e: "), "{reason}");
+}

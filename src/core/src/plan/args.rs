@@ -142,7 +142,9 @@ fn position_fill(
         Ty::Opt(inner) if value_tag(form, node).is_none() => (true, inner.as_ref()),
         _ => (false, node),
     };
-    let mut rb = ReaderBuilder::new(form);
+    let used: usize = params.iter().map(|p| p.positions).sum();
+    let left = MAX_POSITIONS.saturating_sub(used);
+    let mut rb = ReaderBuilder::within(form, left);
     // The use site's own tags apply to the inner value of an opt.
     let reader = if optional {
         let mut merged = inner.clone();
@@ -157,6 +159,7 @@ fn position_fill(
         node: node.clone(),
         optional,
         reader,
+        positions: left - rb.left(),
     });
     Ok(Fill::Param(params.len() - 1))
 }

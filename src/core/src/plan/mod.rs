@@ -18,7 +18,7 @@ mod safety;
 
 pub use catalog::{build_tool_plans, combine_tool_plans, plan_form, FormTools};
 pub use combination::Combination;
-pub use reader::{host_fill, tag_of, value_tag, Reader, ReaderBuilder};
+pub use reader::{host_fill, tag_of, value_tag, Reader, ReaderBuilder, MAX_POSITIONS};
 pub use safety::{check_plan, is_read_only_effect, FUNDS_METHODS};
 
 use crate::classify::Classifier;
@@ -68,6 +68,8 @@ pub struct Param {
     /// An `opt` position: the input may be left out.
     pub optional: bool,
     pub reader: Reader,
+    /// The positions its reader reads, against the method's [`MAX_POSITIONS`].
+    pub positions: usize,
 }
 
 /// How one position of the argument is filled.
