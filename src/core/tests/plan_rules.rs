@@ -559,3 +559,81 @@ fn inputs_are_bounded_however_named_types_are_shared() {
     let reason = skip_reason(&wide(true), "m");
     assert!(reason.starts_with("$args[0].e: "), "{reason}");
 }
+
+/// A literal `auto` default is read by its rule within the method's bound and its named types
+/// on the way down: a default whose type holds itself is a recursive position (it was a walk
+/// without end), and defaults inside defaults of shared types are counted (they doubled at
+/// each level, uncounted). Positions the host fills count too, and a method's case tools
+/// share its bound.
+#[test]
+fn defaults_and_cases_are_within_the_bound() {
+    use tool_host_core::plan::MAX_POSITIONS;
+    let over = format!("more than {MAX_POSITIONS} positions");
+    // A default whose type holds itself.
+    let p = plans(
+        json!({ "m": { "mode": "update", "args": [{ "type": "record", "fields": [
+            { "name": "x", "type": "T" }, { "name": "y", "type": "text" } ] }], "results": [] } }),
+        json!({ "T": { "type": "record", "auto": { "value": "{}" }, "fields": [
+            { "name": "a", "type": "opt", "inner": { "type": "T" } } ] } }),
+    );
+    let reason = skip_reason(&p, "m");
+    assert!(reason.contains("recursive position"), "{reason}");
+    // Defaults inside defaults of types that each use the one before twice.
+    let mut types = serde_json::Map::new();
+    types.insert(
+        "T0".into(),
+        json!({ "type": "text", "auto": { "value": "x" } }),
+    );
+    for k in 1..=20 {
+        let prev = format!("T{}", k - 1);
+        types.insert(
+            format!("T{k}"),
+            json!({ "type": "record", "auto": { "value": "{}" }, "fields": [
+                { "name": "a", "type": prev }, { "name": "b", "type": prev } ] }),
+        );
+    }
+    let p = plans(
+        json!({ "m": { "mode": "update", "args": [{ "type": "record", "fields": [
+            { "name": "x", "type": "T20" }, { "name": "y", "type": "text" } ] }], "results": [] } }),
+        serde_json::Value::Object(types),
+    );
+    let reason = skip_reason(&p, "m");
+    assert!(reason.contains(&over), "{reason}");
+    // Hidden positions, filled by the host, count.
+    let hidden: Vec<_> = (0..250)
+        .map(|i| json!({ "name": format!("h{i}"), "type": "opt", "ui": { "hidden": true }, "inner": { "type": "text" } }))
+        .collect();
+    let p = plans(
+        json!({ "m": { "mode": "update", "args": [{ "type": "record", "fields": [
+            { "name": "a", "type": "H" }, { "name": "b", "type": "H" },
+            { "name": "c", "type": "H" }, { "name": "d", "type": "H" } ] }], "results": [] } }),
+        json!({ "H": { "type": "record", "fields": hidden } }),
+    );
+    let reason = skip_reason(&p, "m");
+    assert!(reason.contains(&over), "{reason}");
+    // Case tools: five cases of 250 positions; the first four are planned, the fifth is not.
+    let leaves: Vec<_> = (0..249)
+        .map(|i| json!({ "name": format!("f{i}"), "type": "text" }))
+        .collect();
+    let cases: Vec<_> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|n| json!({ "name": n, "type": "record", "intent": "do it", "fields": [{ "name": "r", "type": "R" }] }))
+        .collect();
+    let p = plans(
+        json!({ "m": { "mode": "update", "intent": "do it", "args": [{ "type": "variant", "cases": cases }], "results": [] } }),
+        json!({ "R": { "type": "record", "fields": leaves } }),
+    );
+    assert_eq!(
+        p.tool_names(),
+        vec![
+            "commit",
+            "prepare_m_a",
+            "prepare_m_b",
+            "prepare_m_c",
+            "prepare_m_d"
+        ]
+    );
+    let reason = skip_reason(&p, "m");
+    assert!(reason.starts_with("case e: $args[0].e.r: "), "{reason}");
+    assert!(reason.contains(&over), "{reason}");
+}

@@ -10,16 +10,17 @@ pub(super) fn plan_args(
     method: &Method,
     args: &[Node],
     params: &mut Vec<Param>,
+    used: &mut usize,
 ) -> Result<Vec<ArgPlan>, String> {
     if args.len() == 1 {
         return Ok(vec![plan_arg(
-            form, method, &args[0], "$args[0]", params, true,
+            form, method, &args[0], "$args[0]", params, used, true,
         )?]);
     }
     let mut out = vec![];
     for (i, node) in args.iter().enumerate() {
         let path = format!("$args[{i}]");
-        let slot = whole_slot(form, method, node, &path, &format!("arg{i}"), params)?;
+        let slot = whole_slot(form, method, node, &path, &format!("arg{i}"), params, used)?;
         out.push(ArgPlan::Whole(Box::new(slot)));
     }
     Ok(out)
@@ -32,6 +33,7 @@ pub(super) fn plan_arg(
     node: &Node,
     path: &str,
     params: &mut Vec<Param>,
+    used: &mut usize,
     split: bool,
 ) -> Result<ArgPlan, String> {
     let ty = resolve(form, node).ok_or_else(|| format!("{path}: an unresolved type"))?;
@@ -50,7 +52,7 @@ pub(super) fn plan_arg(
                 ));
             }
             let fpath = format!("{path}.{fname}");
-            let fill = field_fill(form, method, fname, &f.node, &fpath, params)?;
+            let fill = field_fill(form, method, fname, &f.node, &fpath, params, used)?;
             slots.push(Slot {
                 label: Some(f.label.clone()),
                 node: f.node.clone(),
@@ -64,7 +66,7 @@ pub(super) fn plan_arg(
         None => "input".into(),
     };
     Ok(ArgPlan::Whole(Box::new(whole_slot(
-        form, method, node, path, &name, params,
+        form, method, node, path, &name, params, used,
     )?)))
 }
 
@@ -83,8 +85,9 @@ fn whole_slot(
     path: &str,
     name: &str,
     params: &mut Vec<Param>,
+    used: &mut usize,
 ) -> Result<Slot, String> {
-    let fill = position_fill(form, node, path, name, params)?;
+    let fill = position_fill(form, node, path, name, params, used)?;
     let _ = method;
     Ok(Slot {
         label: None,
@@ -101,6 +104,7 @@ fn field_fill(
     node: &Node,
     path: &str,
     params: &mut Vec<Param>,
+    used: &mut usize,
 ) -> Result<Fill, String> {
     if let Some(id) = &method.idempotency {
         if id.stamp.labels.len() == 1 && id.stamp.labels[0] == fname {
@@ -121,7 +125,7 @@ fn field_fill(
             }
         }
     }
-    position_fill(form, node, path, fname, params)
+    position_fill(form, node, path, fname, params, used)
 }
 
 fn position_fill(
@@ -130,10 +134,19 @@ fn position_fill(
     path: &str,
     name: &str,
     params: &mut Vec<Param>,
+    used: &mut usize,
 ) -> Result<Fill, String> {
-    if let Some(fill) = host_fill(form, node, path)? {
+    // One builder for the position, within what the method's other positions left: a host
+    // fill's check (a literal default read by its rule) counts too.
+    let left = MAX_POSITIONS.saturating_sub(*used);
+    let mut rb = ReaderBuilder::within(form, left);
+    let fill = rb.host_fill(node, path);
+    *used += left - rb.left();
+    if let Some(fill) = fill? {
         return Ok(fill);
     }
+    let left = MAX_POSITIONS.saturating_sub(*used);
+    let mut rb = ReaderBuilder::within(form, left);
     let ty = resolve(form, node).ok_or_else(|| format!("{path}: an unresolved type"))?;
     if matches!(ty, Ty::Prim(Prim::Null | Prim::Reserved)) {
         return Ok(Fill::Empty);
@@ -142,24 +155,24 @@ fn position_fill(
         Ty::Opt(inner) if value_tag(form, node).is_none() => (true, inner.as_ref()),
         _ => (false, node),
     };
-    let used: usize = params.iter().map(|p| p.positions).sum();
-    let left = MAX_POSITIONS.saturating_sub(used);
-    let mut rb = ReaderBuilder::within(form, left);
     // The use site's own tags apply to the inner value of an opt.
     let reader = if optional {
         let mut merged = inner.clone();
         merge_tags(&mut merged.tags, &node.tags);
-        rb.reader(&merged, path)?
+        rb.reader(&merged, path)
     } else {
-        rb.reader(inner, path)?
+        rb.reader(inner, path)
     };
+    let positions = left - rb.left();
+    *used += positions;
+    let reader = reader?;
     params.push(Param {
         name: name.to_string(),
         path: path.to_string(),
         node: node.clone(),
         optional,
         reader,
-        positions: left - rb.left(),
+        positions,
     });
     Ok(Fill::Param(params.len() - 1))
 }

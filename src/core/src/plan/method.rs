@@ -71,7 +71,7 @@ pub(super) fn plan_method(
         return Err(format!("the tool name '{tool_name}' is not a valid tool name (letters, digits, '_' or '-', at most 64)"));
     }
     let mut params = vec![];
-    let args = plan_args(form, method, &method.args, &mut params)?;
+    let args = plan_args(form, method, &method.args, &mut params, &mut 0)?;
     let title = method
         .intent
         .clone()
@@ -121,6 +121,10 @@ fn plan_cases(
     let form = &fr.form;
     let mut plans = vec![];
     let mut skips = vec![];
+    // The positions the cases' inputs read, all of them against the method's MAX_POSITIONS:
+    // each case is a tool of its own, and a variant of many cases would otherwise be as many
+    // times the bound.
+    let mut used = 0;
     for case in cases {
         let skip = |reason: String| Skip {
             method: name.to_string(),
@@ -169,6 +173,7 @@ fn plan_cases(
             &case.node,
             &format!("$args[0].{case_name}"),
             &mut params,
+            &mut used,
             true,
         ) {
             Ok(p) => p,

@@ -119,58 +119,7 @@ pub fn tag_of<'a, T: 'a>(
 /// `Ok(None)`: the position is read from the input. A hidden position that cannot be left empty
 /// and has no default, or a default that does not fit the position, has no rule.
 pub fn host_fill(form: &Form, node: &Node, place: &str) -> Result<Option<Fill>, String> {
-    let ty = resolve(form, node).ok_or_else(|| format!("{place}: an unresolved type"))?;
-    let auto_of = |n: &Node| tag_of(form, n, |t| t.auto.clone());
-    let hidden_of = |n: &Node| tag_of(form, n, |t| t.hidden.then_some(true)).unwrap_or(false);
-    let inner = match ty {
-        Ty::Opt(inner) => Some(inner.as_ref()),
-        _ => None,
-    };
-    let auto = auto_of(node).or_else(|| inner.and_then(auto_of));
-    if let Some(a) = auto {
-        check_auto(form, node, &a, place)?;
-        return Ok(Some(Fill::Auto(a)));
-    }
-    if hidden_of(node) || inner.is_some_and(hidden_of) {
-        return match ty {
-            Ty::Opt(_) | Ty::Prim(Prim::Null | Prim::Reserved) => Ok(Some(Fill::Empty)),
-            _ => Err(format!(
-                "{place}: a hidden position without an auto default or an opt to leave empty"
-            )),
-        };
-    }
-    Ok(None)
-}
-
-/// An `auto` default fits its position: an owner default its type, a literal its reading rule.
-fn check_auto(form: &Form, node: &Node, auto: &Auto, place: &str) -> Result<(), String> {
-    let value = match resolve(form, node) {
-        Some(Ty::Opt(inner)) => inner.as_ref(),
-        _ => node,
-    };
-    let ty = resolve(form, value);
-    match auto {
-        Auto::From(src) => {
-            let fits = match src.as_str() {
-                "owner:subaccount" => matches!(ty, Some(Ty::Blob)),
-                "owner:principal" => matches!(ty, Some(Ty::Prim(Prim::Principal))),
-                "owner:account" => is_account(form, ty),
-                _ => true,
-            };
-            if !fits {
-                return Err(format!(
-                    "{place}: the auto default '{src}' does not fit {}",
-                    describe_ty(ty)
-                ));
-            }
-        }
-        Auto::Value(_) => {
-            ReaderBuilder::new(form)
-                .value_reader(value, place)
-                .map_err(|why| format!("{place}: the auto default cannot be read: {why}"))?;
-        }
-    }
-    Ok(())
+    ReaderBuilder::new(form).host_fill(node, place)
 }
 
 /// Whether a position holds a host-filled position below it (its value tag reads it whole).
@@ -228,10 +177,84 @@ impl<'a> ReaderBuilder<'a> {
         self.left
     }
 
+    /// One position more read, or why not: the method's inputs are at their bound.
+    fn take(&mut self, place: &str) -> Result<(), String> {
+        if self.left == 0 {
+            return Err(format!(
+                "{place}: the method's inputs have more than {MAX_POSITIONS} positions (a named type counted at each use)"
+            ));
+        }
+        self.left -= 1;
+        Ok(())
+    }
+
+    /// [`host_fill`] within this builder: a literal default is read by its rule with the
+    /// builder's named types on the way down and its bound (a builder of its own for each
+    /// default was a walk without either: a type whose default holds itself never ended, and
+    /// defaults inside defaults of shared types doubled at each level).
+    pub fn host_fill(&mut self, node: &Node, place: &str) -> Result<Option<Fill>, String> {
+        let form = self.form;
+        let ty = resolve(form, node).ok_or_else(|| format!("{place}: an unresolved type"))?;
+        let auto_of = |n: &Node| tag_of(form, n, |t| t.auto.clone());
+        let hidden_of = |n: &Node| tag_of(form, n, |t| t.hidden.then_some(true)).unwrap_or(false);
+        let inner = match ty {
+            Ty::Opt(inner) => Some(inner.as_ref()),
+            _ => None,
+        };
+        let auto = auto_of(node).or_else(|| inner.and_then(auto_of));
+        if let Some(a) = auto {
+            self.check_auto(node, &a, place)?;
+            return Ok(Some(Fill::Auto(a)));
+        }
+        if hidden_of(node) || inner.is_some_and(hidden_of) {
+            return match ty {
+                Ty::Opt(_) | Ty::Prim(Prim::Null | Prim::Reserved) => Ok(Some(Fill::Empty)),
+                _ => Err(format!(
+                    "{place}: a hidden position without an auto default or an opt to leave empty"
+                )),
+            };
+        }
+        Ok(None)
+    }
+
+    /// An `auto` default fits its position: an owner default its type, a literal its reading
+    /// rule.
+    fn check_auto(&mut self, node: &Node, auto: &Auto, place: &str) -> Result<(), String> {
+        let form = self.form;
+        let value = match resolve(form, node) {
+            Some(Ty::Opt(inner)) => inner.as_ref(),
+            _ => node,
+        };
+        let ty = resolve(form, value);
+        match auto {
+            Auto::From(src) => {
+                let fits = match src.as_str() {
+                    "owner:subaccount" => matches!(ty, Some(Ty::Blob)),
+                    "owner:principal" => matches!(ty, Some(Ty::Prim(Prim::Principal))),
+                    "owner:account" => is_account(form, ty),
+                    _ => true,
+                };
+                if !fits {
+                    return Err(format!(
+                        "{place}: the auto default '{src}' does not fit {}",
+                        describe_ty(ty)
+                    ));
+                }
+            }
+            Auto::Value(_) => {
+                self.value_reader(value, place)
+                    .map_err(|why| format!("{place}: the auto default cannot be read: {why}"))?;
+            }
+        }
+        Ok(())
+    }
+
     /// The reader of one position, or why it has none. `place` names it in the reason. A
-    /// position the host fills ([`host_fill`]) is a [`Reader::Host`], at any depth.
+    /// position the host fills ([`host_fill`]) is a [`Reader::Host`], at any depth; it counts
+    /// against the bound as any position does.
     pub fn reader(&mut self, node: &Node, place: &str) -> Result<Reader, String> {
-        if let Some(fill) = host_fill(self.form, node, place)? {
+        if let Some(fill) = self.host_fill(node, place)? {
+            self.take(place)?;
             return Ok(Reader::Host(Box::new(Slot {
                 label: None,
                 node: node.clone(),
@@ -244,12 +267,7 @@ impl<'a> ReaderBuilder<'a> {
     /// The reader of a position by its own rule, its `auto` and `ui.hidden` tags aside (how a
     /// literal `auto` default is read); the positions below it are read as [`Self::reader`] does.
     pub fn value_reader(&mut self, node: &Node, place: &str) -> Result<Reader, String> {
-        if self.left == 0 {
-            return Err(format!(
-                "{place}: the method's inputs have more than {MAX_POSITIONS} positions (a named type counted at each use)"
-            ));
-        }
-        self.left -= 1;
+        self.take(place)?;
         if self.visiting.len() > MAX_READER_DEPTH {
             return Err(format!("{place}: nests deeper than {MAX_READER_DEPTH}"));
         }

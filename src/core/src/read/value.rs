@@ -77,6 +77,14 @@ pub fn json_int(v: &Value) -> Option<BigInt> {
 
 /// A ref's JSON (a value read from the canister) as the Candid value of a position.
 pub fn raw_value(form: &Form, node: &Node, v: &Value) -> Result<IDLValue, Fault> {
+    raw_value_within(form, node, v, 0)
+}
+
+/// Options a ref's value is put in at most: `type T = opt T` is an option of itself, and a
+/// value for it never ends (it was a walk without end at every prepare).
+const MAX_REF_OPTS: usize = 32;
+
+fn raw_value_within(form: &Form, node: &Node, v: &Value, opts: usize) -> Result<IDLValue, Fault> {
     let ty = crate::form::resolve(form, node)
         .ok_or_else(|| Fault::new(Code::Input, "an unresolved type"))?;
     let wrong = || {
@@ -98,7 +106,16 @@ pub fn raw_value(form: &Form, node: &Node, v: &Value) -> Result<IDLValue, Fault>
         Ty::Prim(Prim::Principal) => Ok(IDLValue::Principal(parse_principal(
             v.as_str().ok_or_else(wrong)?,
         )?)),
-        Ty::Opt(inner) => Ok(IDLValue::Opt(Box::new(raw_value(form, inner, v)?))),
+        Ty::Opt(_) if opts >= MAX_REF_OPTS => Err(Fault::new(
+            Code::Input,
+            format!("the ref value {v} would be put in more than {MAX_REF_OPTS} options"),
+        )),
+        Ty::Opt(inner) => Ok(IDLValue::Opt(Box::new(raw_value_within(
+            form,
+            inner,
+            v,
+            opts + 1,
+        )?))),
         Ty::Record(_) if crate::form::is_account(form, Some(ty)) => {
             let a = parse_account(v.as_str().ok_or_else(wrong)?)?;
             Ok(account_value(a.owner, a.subaccount))
@@ -126,4 +143,42 @@ pub fn account_value(owner: candid::Principal, sub: Option<[u8; 32]>) -> IDLValu
             },
         },
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A ref's value put in its position's options: a type that is an option of itself is
+    /// refused rather than walked without end.
+    #[test]
+    fn a_refs_options_are_bounded() {
+        let form = crate::form::form_from_json(&json!({
+            "format": "candid-profile-resolved", "format_version": 0, "name": "t",
+            "types": {
+                "T": { "type": "opt", "inner": { "type": "T" } },
+                "N": { "type": "opt", "inner": { "type": "opt", "inner": { "type": "nat" } } }
+            },
+            "methods": {}
+        }))
+        .expect("the form parses");
+        let at = |name: &str| crate::form::Node {
+            ty: Ty::Ref(name.into()),
+            tags: Default::default(),
+        };
+        let fault = raw_value(&form, &at("T"), &json!(8)).expect_err("no value fits");
+        assert!(
+            fault.message.contains("more than 32 options"),
+            "{}",
+            fault.message
+        );
+        let v = raw_value(&form, &at("N"), &json!(8)).expect("two options");
+        assert_eq!(
+            v,
+            IDLValue::Opt(Box::new(IDLValue::Opt(Box::new(IDLValue::Nat(
+                8u64.into()
+            )))))
+        );
+    }
 }
