@@ -145,8 +145,8 @@ fn position_fill(
     if let Some(fill) = fill? {
         return Ok(fill);
     }
-    let left = MAX_POSITIONS.saturating_sub(*used);
-    let mut rb = ReaderBuilder::within(form, left);
+    // The same builder reads the input: what it has left is what the position may read.
+    let left = rb.left();
     let ty = resolve(form, node).ok_or_else(|| format!("{path}: an unresolved type"))?;
     if matches!(ty, Ty::Prim(Prim::Null | Prim::Reserved)) {
         return Ok(Fill::Empty);

@@ -36,10 +36,7 @@ impl Parser {
                         .chain(own)
                         .copied()
                         .collect();
-                    self.err(
-                        &path.key(k),
-                        format!("unknown key '{k}' (expected one of: {})", known.join(", ")),
-                    );
+                    self.unknown_key(path, k, &known);
                     continue;
                 }
             };

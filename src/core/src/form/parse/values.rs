@@ -26,12 +26,17 @@ impl Parser {
     pub(super) fn known_keys(&mut self, m: &Map<String, Value>, path: &At<'_>, known: &[&str]) {
         for k in m.keys() {
             if !known.contains(&k.as_str()) {
-                self.err(
-                    &path.key(k),
-                    format!("unknown key '{k}' (expected one of: {})", known.join(", ")),
-                );
+                self.unknown_key(path, k, known);
             }
         }
+    }
+
+    /// Key `k` at `path` is none of `known`.
+    pub(super) fn unknown_key(&mut self, path: &At<'_>, k: &str, known: &[&str]) {
+        self.err(
+            &path.key(k),
+            format!("unknown key '{k}' (expected one of: {})", known.join(", ")),
+        );
     }
 
     pub(super) fn text(&mut self, v: &Value, path: &At<'_>, max_chars: usize) -> Option<String> {
