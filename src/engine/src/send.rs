@@ -18,7 +18,8 @@ use ic_stable_structures::Memory;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use tool_host_core::read::{read_tool_input, NameEntry, ReadContext};
+use std::rc::Rc;
+use tool_host_core::read::{read_tool_input, Canister, NameEntry, ReadContext};
 use tool_host_core::{codec, display};
 
 pub const SEC: u64 = 1_000_000_000;
@@ -61,6 +62,11 @@ struct Prepared {
     /// The attempt this send made (the intent's attempt count once marked).
     attempt: u32,
     tool: catalog::ToolRef,
+    /// The canisters as the send was checked against, carried across the await: the reply
+    /// is classed and an intent stamped again with them, so that nothing after the await
+    /// builds the catalog (a build after a change made meanwhile, say a refs refresh, grows
+    /// with forms and canisters, and a trap there would lose the reply).
+    canisters: Rc<Vec<Canister>>,
     journal: bool,
     timeout: u32,
 }
@@ -102,11 +108,11 @@ pub async fn send<R: Runtime>(
             return Err(err(ErrorCode::NotFound, format!("the tool {} is no longer offered by form {}, which intent {id} was prepared with; nothing was sent", i.tool, i.form_id)));
         }
         let journal = i.has_stamp() && cat.icrc3.contains(&i.canister);
+        let canisters = cat.canisters.clone();
         // Whose funds move, checked again on the exact bytes about to be sent.
         if crate::custody::covers(&i.method) {
             crate::custody::check(&i.method, &i.arg, i.owner)?;
         } else {
-            let canisters = cat.canisters.clone();
             crate::tools::recheck_bytes(tool.plan(), &tool.types, &canisters, &i)?;
         }
         crate::tools::target_access(s, &i.tool, i.canister, i.owner)?;
@@ -121,7 +127,7 @@ pub async fn send<R: Runtime>(
         s.in_flight.insert(id, InFlight { attempt, log_length: None, journals: journal, watchdog_at });
         s.schedule_watchdog(watchdog_at, id);
         s.put_intent(i.clone());
-        Ok(Ok(Prepared { intent: i, attempt, tool, journal, timeout }))
+        Ok(Ok(Prepared { intent: i, attempt, tool, canisters, journal, timeout }))
     })?;
     rt.mark("confirm: marked in flight");
     // Armed before any answer: a preview settled here as expired has its prune task due.
@@ -159,13 +165,13 @@ pub async fn send<R: Runtime>(
         .call(i.canister, &i.method, i.arg.clone(), p.timeout)
         .await;
     rt.mark("confirm: replied");
-    let result = rt.with_state(|s| {
-        let no_refs = Default::default();
-        let refs = catalog::current(s)
-            .canister(&p.intent.canister)
-            .map_or(&no_refs, |c| &c.refs);
-        classify(&p.tool, reply, refs)
-    });
+    let no_refs = Default::default();
+    let refs = p
+        .canisters
+        .iter()
+        .find(|c| c.id == p.intent.canister)
+        .map_or(&no_refs, |c| &c.refs);
+    let result = classify(&p.tool, reply, refs);
     rt.mark("confirm: classified");
     let answer = finish(rt, id, p, result);
     rt.mark("confirm: finished");
@@ -269,6 +275,7 @@ fn finish<R: Runtime>(rt: &R, id: u64, p: Prepared, result: SendResult) -> ToolR
         return moved_on(rt, id);
     };
     let tool = p.tool;
+    let canisters = p.canisters;
     let answer = rt.with_state(|s| {
         // Still this send's: nothing but this finish changes an intent in flight, so the copy
         // carried across the await is what is stored.
@@ -282,7 +289,7 @@ fn finish<R: Runtime>(rt: &R, id: u64, p: Prepared, result: SendResult) -> ToolR
             Follow::Nothing => {}
             Follow::Reconcile => schedule_reconcile(s, &mut i, now),
             Follow::Restamp { cap } => {
-                if let Err(e) = restamp(s, &mut i, &tool, now, cap) {
+                if let Err(e) = restamp(s, &mut i, &tool, &canisters, now, cap) {
                     let (word, why) = match e {
                         RestampError::Input(why) => ("fix_input", why),
                         RestampError::Stamp(why) => ("fail", why),
@@ -560,6 +567,7 @@ fn restamp<M: Memory>(
     s: &mut State<M>,
     i: &mut Intent,
     tool: &catalog::ToolRef,
+    canisters: &[Canister],
     now: u64,
     cap: Option<u64>,
 ) -> Result<(), RestampError> {
@@ -576,15 +584,15 @@ fn restamp<M: Memory>(
             "the target's clock gives this intent's own last stamp ({stamp}) again"
         )));
     }
-    let cat = catalog::current(s);
-    let canisters = cat.canisters.clone();
-    let canister = cat
-        .canister(&i.canister)
-        .cloned()
+    // The canisters the send was checked against (never the catalog built here, after the
+    // await); a target removed meanwhile is refused by the confirm of the new preview.
+    let canister = canisters
+        .iter()
+        .find(|c| c.id == i.canister)
         .ok_or_else(|| RestampError::Input("the target canister is no longer registered".into()))?;
     let names = names_map(&i.names);
     let ctx = ReadContext {
-        canisters: &canisters,
+        canisters,
         now_ns: Some(stamp),
         owner: Some(i.owner),
         names: (!i.names.is_empty()).then_some(&names),
@@ -603,7 +611,7 @@ fn restamp<M: Memory>(
     })?;
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(RestampError::Input)?;
-    let preview = display::preview_without_hex(plan, &out, &canister, &i.id.to_string());
+    let preview = display::preview_without_hex(plan, &out, canister, &i.id.to_string());
     let ttl = s.limits().preview_ttl_seconds.saturating_mul(SEC);
     if let Some(stamp) = out.stamp_ns {
         s.raise_stamp_floor(i.owner, i.identity, stamp);

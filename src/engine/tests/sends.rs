@@ -277,3 +277,64 @@ fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
         .as_ref()
         .is_none_or(|m| m.is_empty()));
 }
+
+/// Nothing after a send's await builds the catalog: a change made meanwhile (here a refs
+/// refresh's, for the very target) leaves it stale, and the reply is classed, and an intent
+/// the ledger found created in the future stamped again, with the canisters the send was
+/// checked against. A build there grows with forms and canisters, and a trap would lose the
+/// reply of a transfer the ledger executed.
+#[test]
+fn nothing_after_a_sends_await_builds_the_catalog() {
+    for created_in_future in [false, true] {
+        let w = World::new().setup();
+        let (id, d) = w.prepare("1");
+        let stamp = w.intent(id).stamp_ns.unwrap();
+        if created_in_future {
+            w.script(err(
+                "CreatedInFuture",
+                record(&[("ledger_time", candid::IDLValue::Nat64(stamp - 5 * SEC))]),
+            ));
+        }
+        w.yield_calls.set(true);
+        let mut send = Box::pin(tool_host_engine::send::confirm(
+            &*w,
+            owner(),
+            tool_host_engine::types::ConfirmArgs {
+                intent_id: id,
+                digest: serde_bytes::ByteBuf::from(d),
+            },
+        ));
+        assert!(poll_once(send.as_mut()).is_pending(), "the send awaits");
+        w.state.borrow_mut().target_changed(ledger_id());
+        let r = loop {
+            if let std::task::Poll::Ready(r) = poll_once(send.as_mut()) {
+                break r.unwrap();
+            }
+        };
+        let i = w.intent(id);
+        if created_in_future {
+            assert_eq!(r.outcome.as_deref(), Some("retry_new"), "{r:?}");
+            assert_eq!(i.status, Status::Open);
+            assert_eq!(i.stamp_ns, Some(stamp - 5 * SEC));
+            assert_ne!(i.digest.to_vec(), w.intent(id).attempts[0].digest.to_vec());
+            // The new preview names the target as the send knew it.
+            assert!(i.preview_json.contains("TKA"), "{}", i.preview_json);
+        } else {
+            assert_eq!(r.outcome.as_deref(), Some("success"), "{r:?}");
+            assert_eq!(i.status, Status::Done);
+            // The reply shown in the token's units: the send's canisters' refs.
+            assert!(
+                r.structured.contains("TKA") || r.content.contains("TKA"),
+                "{r:?}"
+            );
+        }
+        let s = w.state.borrow();
+        assert_ne!(
+            s.catalog.as_ref().map(|c| c.revision),
+            Some(s.config.get().catalog_revision),
+            "the catalog was built after the await"
+        );
+        drop(s);
+        assert_eq!(w.sends("icrc1_transfer"), 1);
+    }
+}
