@@ -588,3 +588,74 @@ fn a_header_past_64_kib_goes_to_candid() {
     assert!(candid_decode(&large, &env, &expected).is_none());
     assert_eq!(decode_with_types(&large, &env, &expected), None);
 }
+
+/// A reply's type table is the target's to write: one that meets the form's named type at
+/// many entries (a tree of 8-field records, each field an `opt` of another) is walked up to
+/// a bound and then left to `candid` and its quota; the same shape, smaller, is read on the
+/// fast path as `candid` reads it.
+#[test]
+fn a_reply_whose_types_meet_a_name_at_many_entries_goes_to_candid_past_a_bound() {
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let fields: Vec<_> = names
+        .iter()
+        .map(|n| json!({ "name": n, "type": "opt", "inner": { "type": "T" } }))
+        .collect();
+    let form = common::form(
+        json!({ "r": { "mode": "update", "args": [], "results": [{ "type": "T" }] } }),
+        json!({ "T": { "type": "record", "fields": fields } }),
+    );
+    let mt = MethodTypes::of(&form.form, &form.form.methods["r"]);
+    let mut ids: Vec<u32> = names.iter().map(|n| candid::idl_hash(n)).collect();
+    ids.sort_unstable();
+    // Entry 2k is record k, entry 2k + 1 an `opt` of it; record k's fields are `opt`s of
+    // records 8k + 1 to 8k + 8 (null past the last), and the value is record 0 with every
+    // field absent.
+    let message = |records: usize| {
+        let leb = |mut n: u64, out: &mut Vec<u8>| loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        };
+        // A type index is signed LEB128: a byte more where the last has its sign bit.
+        let sleb = |n: u64, out: &mut Vec<u8>| {
+            leb(n, out);
+            if out.last().is_some_and(|b| b & 0x40 != 0) {
+                *out.last_mut().unwrap() |= 0x80;
+                out.push(0);
+            }
+        };
+        let mut b = b"DIDL".to_vec();
+        leb(2 * records as u64, &mut b);
+        for k in 0..records {
+            b.push(0x6c);
+            b.push(8);
+            for (j, id) in ids.iter().enumerate() {
+                leb(u64::from(*id), &mut b);
+                let child = 8 * k + 1 + j;
+                if child < records {
+                    sleb(2 * child as u64 + 1, &mut b);
+                } else {
+                    b.push(0x7f);
+                }
+            }
+            b.push(0x6e);
+            sleb(2 * k as u64, &mut b);
+        }
+        b.push(1);
+        b.push(0);
+        let absent = (1..=8).filter(|c| *c < records).count();
+        b.extend(std::iter::repeat_n(0, absent));
+        b
+    };
+    let small = message(500);
+    let want = candid_decode(&small, &mt.env, &mt.results);
+    assert!(want.is_some());
+    assert_eq!(decode_with_types(&small, &mt.env, &mt.results), want);
+    let large = message(2_000);
+    assert!(candid_decode(&large, &mt.env, &mt.results).is_some());
+    assert_eq!(decode_with_types(&large, &mt.env, &mt.results), None);
+}

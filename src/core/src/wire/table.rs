@@ -7,7 +7,7 @@ use super::value::Reader;
 const MAX_ENTRIES: u64 = 10_000;
 
 /// A type as the wire names it: a primitive opcode or an entry of the table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Ty {
     Prim(i64),
     Entry(usize),

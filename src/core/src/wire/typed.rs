@@ -14,6 +14,17 @@ use candid::{IDLArgs, Int, Nat};
 const MAX_DEPTH: usize = 64;
 /// Values read before the message is given to `candid` (which bounds its work by a quota).
 const MAX_VALUES: usize = 100_000;
+/// Steps of the walk over the types before the message is given to `candid`: a reply's table
+/// (up to 10 000 entries) is the target's to write, and each entry may be met with each of
+/// the form's names (a form's own types take hundreds).
+const MAX_TYPE_STEPS: usize = 10_000;
+
+/// The type walk's memory: the (wire type, name) pairs followed (in a set: a hostile table
+/// meets many, and a list searched at each was quadratic in them) and the steps left.
+struct Walk<'e> {
+    seen: std::collections::BTreeSet<(Ty, &'e str)>,
+    left: usize,
+}
 
 /// The message's values with the `expected` types, or `None` to decode it with `candid`.
 pub fn decode_with_types(bytes: &[u8], env: &TypeEnv, expected: &[Type]) -> Option<IDLArgs> {
@@ -29,9 +40,12 @@ pub fn decode_with_types(bytes: &[u8], env: &TypeEnv, expected: &[Type]) -> Opti
     };
     // Types first: a value's type is not always visited (an empty `vec`, an absent `opt`), and
     // `candid` refuses some of those it does not visit (an empty `vec empty` read as a `blob`).
-    let mut seen = Vec::new();
+    let mut walk = Walk {
+        seen: Default::default(),
+        left: MAX_TYPE_STEPS,
+    };
     for (w, t) in table.args.iter().zip(expected) {
-        if !fits(&table, env, *w, t, &mut seen, 0) {
+        if !fits(&table, env, *w, t, &mut walk, 0) {
             return None;
         }
     }
@@ -62,23 +76,24 @@ fn resolve<'t>(env: &'t TypeEnv, t: &'t Type) -> Option<&'t Type> {
 /// reads as `candid` does: record fields the reader does not expect, optional (or `null`,
 /// `reserved`) fields absent from the wire, `null` or `reserved` for an `opt`, variant cases on
 /// the wire the reader does not know (read only when sent, then declined), anything for
-/// `reserved`. Recursive types are followed once per (wire type, name) pair.
+/// `reserved`. Named types are followed once per (wire type, name) pair (recursive ones, and
+/// those a type uses more than once); false past [`MAX_TYPE_STEPS`].
 fn fits<'e>(
     table: &Table,
     env: &'e TypeEnv,
     w: Ty,
     t: &'e Type,
-    seen: &mut Vec<(Ty, &'e str)>,
+    walk: &mut Walk<'e>,
     depth: usize,
 ) -> bool {
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || walk.left == 0 {
         return false;
     }
+    walk.left -= 1;
     if let TypeInner::Var(id) = t.as_ref() {
-        if seen.iter().any(|&(sw, sid)| sw == w && sid == id.as_str()) {
+        if !walk.seen.insert((w, id.as_str())) {
             return true;
         }
-        seen.push((w, id.as_str()));
     }
     let Some(t) = resolve(env, t) else {
         return false;
@@ -104,11 +119,11 @@ fn fits<'e>(
         TypeInner::Reserved => true,
         TypeInner::Opt(inner) => match table.entry(w) {
             _ if prim(op::NULL) || prim(op::RESERVED) => true,
-            Some(Entry::Opt(wi)) => fits(table, env, *wi, inner, seen, depth + 1),
+            Some(Entry::Opt(wi)) => fits(table, env, *wi, inner, walk, depth + 1),
             _ => false,
         },
         TypeInner::Vec(inner) => match table.entry(w) {
-            Some(Entry::Vec(wi)) => fits(table, env, *wi, inner, seen, depth + 1),
+            Some(Entry::Vec(wi)) => fits(table, env, *wi, inner, walk, depth + 1),
             _ => false,
         },
         TypeInner::Record(fields) => {
@@ -118,7 +133,7 @@ fn fits<'e>(
             fields.iter().all(|f| {
                 let id = f.id.get_id();
                 match wire.binary_search_by_key(&id, |&(i, _)| i) {
-                    Ok(k) => fits(table, env, wire[k].1, &f.ty, seen, depth + 1),
+                    Ok(k) => fits(table, env, wire[k].1, &f.ty, walk, depth + 1),
                     Err(_) => matches!(
                         resolve(env, &f.ty).map(|t| t.as_ref()),
                         Some(TypeInner::Opt(_) | TypeInner::Null | TypeInner::Reserved)
@@ -132,7 +147,7 @@ fn fits<'e>(
             };
             cases.iter().all(
                 |c| match wire.binary_search_by_key(&c.id.get_id(), |&(i, _)| i) {
-                    Ok(k) => fits(table, env, wire[k].1, &c.ty, seen, depth + 1),
+                    Ok(k) => fits(table, env, wire[k].1, &c.ty, walk, depth + 1),
                     Err(_) => true,
                 },
             )
