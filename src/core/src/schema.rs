@@ -388,24 +388,46 @@ fn definition(plan: &ToolPlan, part: &FormCanisters, canister: Value) -> Value {
     }
     required.sort();
     let read = plan.kind == ToolKind::Read;
-    json!({
-        "name": plan.name,
-        "description": plan.description,
-        "inputSchema": {
-            "$schema": JSON_SCHEMA_DIALECT,
-            "type": "object",
-            "properties": props,
-            "required": required,
-            "additionalProperties": false,
-        },
-        "annotations": {
-            "title": plan.title,
-            "readOnlyHint": read,
-            "destructiveHint": !read && plan.effect.irreversible,
-            "idempotentHint": true,
-            "openWorldHint": true,
-        }
-    })
+    let input = object([
+        ("$schema", JSON_SCHEMA_DIALECT.into()),
+        ("type", "object".into()),
+        ("properties", Value::Object(props)),
+        ("required", required.into()),
+        ("additionalProperties", false.into()),
+    ]);
+    let annotations = json!({
+        "title": plan.title,
+        "readOnlyHint": read,
+        "destructiveHint": !read && plan.effect.irreversible,
+        "idempotentHint": true,
+        "openWorldHint": true,
+    });
+    object([
+        ("name", plan.name.as_str().into()),
+        ("description", plan.description.as_str().into()),
+        ("inputSchema", input),
+        ("annotations", annotations),
+    ])
+}
+
+/// A JSON object of these members, each moved in: `json!` serializes what it is given, so a
+/// schema put into its parent by `json!` was copied again at every level above it (a tool of
+/// 950 input positions eight records deep cost 70 M to declare).
+fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+/// `schema`, or `null`.
+fn or_null(schema: Value) -> Value {
+    object([(
+        "anyOf",
+        Value::Array(vec![schema, json!({ "type": "null" })]),
+    )])
 }
 
 pub fn commit_definition() -> Value {
@@ -695,9 +717,7 @@ impl Words<'_> {
                 }
                 s
             }
-            Reader::Opt(inner) => {
-                json!({ "anyOf": [self.schema(inner, describe), { "type": "null" }] })
-            }
+            Reader::Opt(inner) => or_null(self.schema(inner, describe)),
             Reader::Empty(_) => json!({ "type": "null" }),
             // Never an input (records and variants leave these out; no input is one).
             Reader::Host(_) => json!(false),
@@ -714,13 +734,13 @@ impl Words<'_> {
                         required.push(name.clone());
                     }
                 }
-                json!({
-                    "type": "object",
-                    "description": format!("{lead}A JSON object."),
-                    "properties": props,
-                    "required": required,
-                    "additionalProperties": false,
-                })
+                object([
+                    ("type", "object".into()),
+                    ("description", format!("{lead}A JSON object.").into()),
+                    ("properties", Value::Object(props)),
+                    ("required", required.into()),
+                    ("additionalProperties", false.into()),
+                ])
             }
             Reader::Variant(cases) => {
                 let one_of: Vec<Value> = cases
@@ -732,15 +752,27 @@ impl Words<'_> {
                             "required": ["tag"],
                             "additionalProperties": false,
                         }),
-                        r => json!({
-                            "type": "object",
-                            "properties": { "tag": { "const": name }, "value": self.schema(r, None) },
-                            "required": ["tag", "value"],
-                            "additionalProperties": false,
-                        }),
+                        r => object([
+                            ("type", "object".into()),
+                            (
+                                "properties",
+                                object([
+                                    ("tag", json!({ "const": name })),
+                                    ("value", self.schema(r, None)),
+                                ]),
+                            ),
+                            ("required", json!(["tag", "value"])),
+                            ("additionalProperties", false.into()),
+                        ]),
                     })
                     .collect();
-                json!({ "oneOf": one_of, "description": format!("{lead}One case as {{\"tag\": case, \"value\": ...}}.") })
+                object([
+                    ("oneOf", Value::Array(one_of)),
+                    (
+                        "description",
+                        format!("{lead}One case as {{\"tag\": case, \"value\": ...}}.").into(),
+                    ),
+                ])
             }
             Reader::Vec { elem, range } => {
                 let max = range
@@ -749,12 +781,18 @@ impl Words<'_> {
                     .map(|m| m.min(MAX_VEC_ELEMENTS as i128))
                     .unwrap_or(MAX_VEC_ELEMENTS as i128);
                 let items = match elem.as_ref() {
-                    Reader::Opt(inner) => {
-                        json!({ "anyOf": [self.schema(inner, None), { "type": "null" }] })
-                    }
+                    Reader::Opt(inner) => or_null(self.schema(inner, None)),
                     r => self.schema(r, None),
                 };
-                let mut s = json!({ "type": "array", "description": format!("{lead}A JSON array of at most {max} elements."), "items": items, "maxItems": max });
+                let mut s = object([
+                    ("type", "array".into()),
+                    (
+                        "description",
+                        format!("{lead}A JSON array of at most {max} elements.").into(),
+                    ),
+                    ("items", items),
+                    ("maxItems", json!(max)),
+                ]);
                 if let Some(min) = range.as_ref().and_then(|r| r.min).filter(|m| *m > 0) {
                     s["minItems"] = json!(min);
                     s["description"] =
@@ -789,10 +827,9 @@ fn nullable(schema: Value) -> Value {
                 .and_then(|m| m.remove("description"))
                 .and_then(|d| d.as_str().map(str::to_string))
                 .unwrap_or_default();
-            json!({
-                "anyOf": [other, { "type": "null" }],
-                "description": format!("{description}{note}").trim_start(),
-            })
+            let mut v = or_null(other);
+            v["description"] = format!("{description}{note}").trim_start().into();
+            v
         }
     }
 }
