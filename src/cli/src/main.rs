@@ -269,6 +269,7 @@ fn run_forms(cmd: Command) -> Result<Value, Fail> {
                 "skipped": plans.skipped,
                 "declaration_issues": review.issues,
                 "overlaps": review.overlaps,
+                "more_overlaps": review.more_overlaps,
                 "destructive": destructive,
                 "unannotated": unannotated,
             }))

@@ -72,7 +72,7 @@ pub fn register_form<R: Runtime>(
     let entry = catalog::FormEntry::new(args.id.clone(), form.clone());
     let mut info = form_info(&entry, args.json.len(), rt.now());
     rt.mark("register_form: planned");
-    let mut warnings = vec![];
+    let mut warnings = (vec![], false);
     rt.with_state(|s| {
         if !s.forms.contains_key(&args.id) && s.forms.len() >= limits.max_forms as u64 {
             return Err(err(
@@ -114,7 +114,7 @@ pub fn register_form<R: Runtime>(
         rt.mark("register_form: bus built");
         Ok(())
     })?;
-    info.warnings = warnings;
+    (info.warnings, info.more_warnings) = warnings;
     Ok(info)
 }
 
@@ -127,7 +127,7 @@ fn review_form<R: Runtime>(
     s: &mut crate::state::State<R::M>,
     id: &str,
     form: &Arc<tool_host_core::form::Form>,
-) -> ApiResult<Vec<OverlapView>> {
+) -> ApiResult<(Vec<OverlapView>, bool)> {
     let held = catalog::bus(s);
     rt.mark("register_form: held tools");
     let cat = catalog::current(s);
@@ -140,7 +140,10 @@ fn review_form<R: Runtime>(
     if !issues.is_empty() {
         return Err(form_review::refusal(issues));
     }
-    Ok(form_review::overlap_views(review.overlaps))
+    Ok((
+        form_review::overlap_views(review.overlaps),
+        review.more_overlaps,
+    ))
 }
 
 /// The declaration issues of `forms`' tools, and of the forms `old` (the target's registration
@@ -283,6 +286,7 @@ fn form_info(entry: &catalog::FormEntry, bytes: usize, at: u64) -> FormInfo {
             })
             .collect(),
         warnings: vec![],
+        more_warnings: false,
         declaration_issues: vec![],
     }
 }

@@ -102,6 +102,9 @@ pub struct FormInfo {
     /// Pairs of tools (one of them this form's) whose descriptions a model could not tell
     /// apart: warnings, never refusals.
     pub warnings: Vec<OverlapView>,
+    /// The review stopped at `warnings`' 100 pairs: more may overlap (give the tools
+    /// descriptions that tell them apart, and register again to see them).
+    pub more_warnings: bool,
     /// The declaration checks this form's tools fail now: always empty in `register_form`'s
     /// answer (such a form is refused); in `list_forms`, a form stored before the check, or one
     /// whose tools a canister's refs changed since (`param` is the tool).

@@ -193,6 +193,34 @@ fn overlapping_descriptions_are_warnings_in_register_forms_answer_not_refusals()
     assert!(info.tools.contains(&"peek_twin".to_string()));
 }
 
+/// A form of many tools described alike makes a warning per pair (here 1 225): the answer lists
+/// the first 100 and says the review stopped there, rather than a reply past 2 MiB (a form of
+/// 256 such tools made the registration trap). A form under the bound lists every pair.
+#[test]
+fn a_forms_overlap_warnings_stop_at_100_and_say_so() {
+    let w = World::new().setup();
+    let same = "Reads the number of open orders in the shop.";
+    let tools = |n: usize| {
+        let methods: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("peek_{i:02}"), query(same)))
+            .collect();
+        Value::Object(methods)
+    };
+    let info = register(&w, "fifty", &form("fifty", tools(50))).unwrap();
+    assert_eq!(info.tools.len(), 50);
+    assert_eq!(info.warnings.len(), 100);
+    assert!(info.more_warnings);
+    // The first found: each tool in name order against those after it.
+    assert_eq!(info.warnings[0].tools, ["peek_00", "peek_01"]);
+    assert_eq!(info.warnings[99].tools, ["peek_02", "peek_05"]);
+    let info = register(&w, "fourteen", &form("fourteen", tools(14))).unwrap_err();
+    assert_eq!(info.code, "INVALID_FORM", "the names are the first form's");
+    let w = World::new().setup();
+    let info = register(&w, "fourteen", &form("fourteen", tools(14))).unwrap();
+    assert_eq!(info.warnings.len(), 91);
+    assert!(!info.more_warnings);
+}
+
 #[test]
 fn a_new_tool_is_compared_with_the_tools_already_held() {
     let w = World::new().setup();

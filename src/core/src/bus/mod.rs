@@ -25,7 +25,7 @@ pub use decl::{
 pub use decl::{commit_decl, destructive, effect_of, unannotated};
 pub use decl::{EffectLabel, Overlap, ToolDecl, ToolSource};
 pub use markdown::header as markdown_header;
-pub use overlap::{similarity_permille, OVERLAP_THRESHOLD_PERMILLE};
+pub use overlap::{similarity_permille, MAX_OVERLAPS, OVERLAP_THRESHOLD_PERMILLE};
 pub use render::{render, render_owned, ToolFormat};
 pub use review::{review, review_checked, review_with, Review};
 pub use select::{missing, score, select, select_with, Usage, DEFAULT_LIMIT, MAX_LIMIT};

@@ -37,6 +37,11 @@ fn may_reach_threshold(a: &WordSig, b: &WordSig) -> bool {
     permille(a.shared_at_most(b), a.len(), b.len()) >= OVERLAP_THRESHOLD_PERMILLE
 }
 
+/// The warnings a review lists at most: a form's tools whose descriptions are alike (or alike
+/// the tools held) make pairs by the thousand, each with its message, past a reply's 2 MiB
+/// (a form of 256 such tools made a registration trap).
+pub const MAX_OVERLAPS: usize = 100;
+
 pub(super) fn warnings(decls: &[ToolDecl]) -> Vec<Overlap> {
     warnings_against(decls, &[])
 }
@@ -47,20 +52,25 @@ pub(super) fn warnings(decls: &[ToolDecl]) -> Vec<Overlap> {
 pub(super) fn warnings_against(new: &[ToolDecl], held: &[&ToolDecl]) -> Vec<Overlap> {
     let held_words: Vec<WordSet> = held.iter().map(|d| WordSet::of(&d.description)).collect();
     let held: Vec<(&ToolDecl, &WordSet)> = held.iter().copied().zip(held_words.iter()).collect();
-    warnings_against_with(new, &held)
+    warnings_against_with(new, &held, usize::MAX).0
 }
 
-/// [`warnings_against`] with each held tool's description words already split.
+/// [`warnings_against`] with each held tool's description words already split, stopping at
+/// `most` pairs: the first found (each new tool in name order, against the new tools after it
+/// and then the held ones), and whether another was found after them (then the rest were not
+/// compared).
 pub(super) fn warnings_against_with(
     new: &[ToolDecl],
     held: &[(&ToolDecl, &WordSet)],
-) -> Vec<Overlap> {
+    most: usize,
+) -> (Vec<Overlap>, bool) {
     let mut sorted: Vec<&ToolDecl> = new.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     sorted.dedup_by(|a, b| a.name == b.name);
     let new_words: Vec<WordSet> = sorted.iter().map(|d| WordSet::of(&d.description)).collect();
     let mut out = vec![];
-    for (i, (a, aw)) in sorted.iter().zip(&new_words).enumerate() {
+    let mut more = false;
+    'pairs: for (i, (a, aw)) in sorted.iter().zip(&new_words).enumerate() {
         let later = sorted[i + 1..].iter().copied().zip(&new_words[i + 1..]);
         for (b, bw) in later.chain(held.iter().copied()) {
             // The bound first: most pairs stop there, before their names are compared.
@@ -69,6 +79,10 @@ pub(super) fn warnings_against_with(
             }
             let s = jaccard_permille(aw, bw);
             if s >= OVERLAP_THRESHOLD_PERMILLE {
+                if out.len() == most {
+                    more = true;
+                    break 'pairs;
+                }
                 let mut tools = [a.name.clone(), b.name.clone()];
                 tools.sort();
                 out.push(Overlap {
@@ -84,5 +98,5 @@ pub(super) fn warnings_against_with(
     }
     out.sort_by(|a, b| a.tools.cmp(&b.tools));
     out.dedup_by(|a, b| a.tools == b.tools);
-    out
+    (out, more)
 }

@@ -3,7 +3,7 @@
 //! registration), and the pairs a model could not tell apart (warnings, never refusals).
 
 use super::decl::{check_decl, DeclIssue, Overlap, ToolDecl};
-use super::overlap::warnings_against_with;
+use super::overlap::{warnings_against_with, MAX_OVERLAPS};
 use super::words::{DeclWords, WordSet};
 
 /// The issues of the new tools, and the overlaps each new tool has with another new one or
@@ -11,7 +11,10 @@ use super::words::{DeclWords, WordSet};
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Review {
     pub issues: Vec<DeclIssue>,
+    /// At most [`MAX_OVERLAPS`] pairs, the first found.
     pub overlaps: Vec<Overlap>,
+    /// Another pair was found past those: the review stopped there, and more may overlap.
+    pub more_overlaps: bool,
 }
 
 /// Reviews `new` (the tools a form adds) against `held` (the tools already offered). A held
@@ -47,8 +50,10 @@ pub fn review_checked(
         .filter(|(h, _)| !new.iter().any(|n| n.name == h.name))
         .map(|(h, w)| (*h, &w.description))
         .collect();
+    let (overlaps, more_overlaps) = warnings_against_with(new, &held, MAX_OVERLAPS);
     Review {
         issues,
-        overlaps: warnings_against_with(new, &held),
+        overlaps,
+        more_overlaps,
     }
 }
