@@ -637,3 +637,62 @@ fn defaults_and_cases_are_within_the_bound() {
     assert!(reason.starts_with("case e: $args[0].e.r: "), "{reason}");
     assert!(reason.contains(&over), "{reason}");
 }
+
+/// A form's methods share a bound on the positions their inputs read (a skipped method's
+/// counted as far as it read): 25 methods of 956 positions each, then a read without inputs.
+/// Twenty are planned (19 120 positions); the 21st reads the 880 left and is skipped with the
+/// form's reason, and so is every later one that has an input; the read is planned.
+#[test]
+fn a_forms_methods_share_a_bound_on_positions() {
+    use tool_host_core::plan::{plan_form, MAX_FORM_POSITIONS};
+    let mut types = serde_json::Map::new();
+    types.insert("T0".into(), json!({ "type": "text" }));
+    for k in 1..=8 {
+        let prev = format!("T{}", k - 1);
+        types.insert(
+            format!("T{k}"),
+            json!({ "type": "record", "fields": [
+                { "name": "a", "type": prev }, { "name": "b", "type": prev } ] }),
+        );
+    }
+    let mut methods = serde_json::Map::new();
+    for m in 0..25 {
+        methods.insert(
+            format!("m{m:02}"),
+            json!({ "mode": "update", "args": [
+                { "type": "T8" }, { "type": "T7" }, { "type": "T6" }, { "type": "T5" } ], "results": [] }),
+        );
+    }
+    methods.insert(
+        "z_peek".into(),
+        json!({ "mode": "query", "args": [], "results": [{ "type": "text" }] }),
+    );
+    let types = serde_json::Value::Object(types);
+    let f = form(serde_json::Value::Object(methods), types.clone());
+    let tools = plan_form(&f);
+    assert_eq!(MAX_FORM_POSITIONS, 20_000);
+    assert_eq!(tools.positions, MAX_FORM_POSITIONS);
+    let names: Vec<&str> = tools.candidates.iter().map(|p| p.name.as_str()).collect();
+    let mut want: Vec<String> = (0..20).map(|m| format!("prepare_m{m:02}")).collect();
+    want.push("z_peek".into());
+    assert_eq!(names, want);
+    let per: usize = tools.candidates[0].params.iter().map(|p| p.positions).sum();
+    assert_eq!(per, 956);
+    assert_eq!(tools.skipped.len(), 5);
+    for (s, m) in tools.skipped.iter().zip(20..) {
+        assert_eq!(s.method, format!("m{m:02}"));
+        assert!(
+            s.reason
+                .contains("the form's inputs have more than 20000 positions"),
+            "{}",
+            s.reason
+        );
+    }
+    // Alone, such a method is planned: the bound is the form's.
+    let p = plans(
+        json!({ "m20": { "mode": "update", "args": [
+            { "type": "T8" }, { "type": "T7" }, { "type": "T6" }, { "type": "T5" } ], "results": [] } }),
+        types,
+    );
+    assert_eq!(p.tool_names(), vec!["commit", "prepare_m20"]);
+}

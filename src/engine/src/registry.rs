@@ -26,6 +26,12 @@ fn valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }
 
+/// Input positions all the forms held may read together (`FormTools::positions`, a named type
+/// counted at each use): the catalog's build after an upgrade plans every form in one message
+/// (about 8 300 instructions a position, so 1.7 B at the bound), and registering a canister
+/// makes its forms' tools again (about 32 000 a position).
+pub const MAX_HOST_POSITIONS: usize = 200_000;
+
 pub fn register_form<R: Runtime>(
     rt: &R,
     caller: Principal,
@@ -73,11 +79,27 @@ pub fn register_form<R: Runtime>(
     let mut info = form_info(&entry, args.json.len(), rt.now());
     rt.mark("register_form: planned");
     let mut warnings = (vec![], false);
+    let positions = entry.tools.positions;
     rt.with_state(|s| {
         if !s.forms.contains_key(&args.id) && s.forms.len() >= limits.max_forms as u64 {
             return Err(err(
                 ErrorCode::Limit,
                 format!("the tool host keeps at most {} forms", limits.max_forms),
+            ));
+        }
+        let held: usize = catalog::current(s)
+            .entries
+            .iter()
+            .filter(|(id, _)| **id != args.id)
+            .map(|(_, e)| e.tools.positions)
+            .sum();
+        if held + positions > MAX_HOST_POSITIONS {
+            return Err(err(
+                ErrorCode::Limit,
+                format!(
+                    "the forms held would read {} input positions together, over the tool host's {MAX_HOST_POSITIONS} (this form's methods read {positions}, a named type counted at each use): remove a form, or register one whose inputs are smaller",
+                    held + positions
+                ),
             ));
         }
         let used = s.open_uses_with(&format!("{}\0", args.id), IN_USE_NAMED);

@@ -519,3 +519,66 @@ fn a_canister_whose_refs_break_a_newly_named_forms_tools_is_refused_and_keeps_it
     assert_eq!(tool_names(&w), tools);
     assert_eq!(list_forms(&*w, controller()).unwrap(), forms);
 }
+
+/// The forms held share a bound on the input positions their methods read
+/// (`registry::MAX_HOST_POSITIONS`, the catalog's build after an upgrade planning them all in
+/// one message): ten forms of 19 120 positions each register beside the packs' 11; an
+/// eleventh is refused with the count, and nothing changes; a form registered again counts
+/// once, and removing one makes room.
+#[test]
+fn the_forms_held_share_a_bound_on_input_positions() {
+    use tool_host_engine::registry::{remove_form, MAX_HOST_POSITIONS};
+    let w = World::new().setup();
+    w.with_limits(|l| l.max_forms = 64);
+    let heavy = |k: usize| {
+        let mut types = serde_json::Map::new();
+        types.insert("T0".into(), json!({ "type": "text" }));
+        for n in 1..=8 {
+            let prev = format!("T{}", n - 1);
+            types.insert(
+                format!("T{n}"),
+                json!({ "type": "record", "fields": [
+                    { "name": "a", "type": prev }, { "name": "b", "type": prev } ] }),
+            );
+        }
+        let methods: serde_json::Map<String, Value> = (0..20)
+            .map(|m| {
+                (
+                    format!("f{k}_m{m:02}"),
+                    json!({ "mode": "update", "args": [
+                        { "type": "T8" }, { "type": "T7" }, { "type": "T6" }, { "type": "T5" } ],
+                        "results": [] }),
+                )
+            })
+            .collect();
+        let mut f = form(&format!("heavy{k}"), Value::Object(methods));
+        f["types"] = Value::Object(types);
+        f
+    };
+    assert_eq!(MAX_HOST_POSITIONS, 200_000);
+    for k in 0..10 {
+        let info = register(&w, &format!("heavy{k}"), &heavy(k)).unwrap();
+        assert!(info.skipped.is_empty(), "{:?}", info.skipped);
+        assert_eq!(
+            info.tools
+                .iter()
+                .filter(|t| t.starts_with("prepare_"))
+                .count(),
+            20,
+            "{:?}",
+            info.tools
+        );
+    }
+    let e = register(&w, "heavy10", &heavy(10)).unwrap_err();
+    assert_eq!(e.code, "LIMIT");
+    assert_eq!(
+        e.message,
+        "the forms held would read 210331 input positions together, over the tool host's 200000 (this form's methods read 19120, a named type counted at each use): remove a form, or register one whose inputs are smaller"
+    );
+    let held = list_forms(&*w, controller()).unwrap();
+    assert_eq!(held.len(), 12);
+    assert!(held.iter().all(|f| f.id != "heavy10"));
+    register(&w, "heavy3", &heavy(3)).unwrap();
+    remove_form(&*w, controller(), "heavy0".into()).unwrap();
+    register(&w, "heavy10", &heavy(10)).unwrap();
+}

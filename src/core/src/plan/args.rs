@@ -10,7 +10,7 @@ pub(super) fn plan_args(
     method: &Method,
     args: &[Node],
     params: &mut Vec<Param>,
-    used: &mut usize,
+    used: &mut Budget,
 ) -> Result<Vec<ArgPlan>, String> {
     if args.len() == 1 {
         return Ok(vec![plan_arg(
@@ -33,7 +33,7 @@ pub(super) fn plan_arg(
     node: &Node,
     path: &str,
     params: &mut Vec<Param>,
-    used: &mut usize,
+    used: &mut Budget,
     split: bool,
 ) -> Result<ArgPlan, String> {
     let ty = resolve(form, node).ok_or_else(|| format!("{path}: an unresolved type"))?;
@@ -85,7 +85,7 @@ fn whole_slot(
     path: &str,
     name: &str,
     params: &mut Vec<Param>,
-    used: &mut usize,
+    used: &mut Budget,
 ) -> Result<Slot, String> {
     let fill = position_fill(form, node, path, name, params, used)?;
     let _ = method;
@@ -104,7 +104,7 @@ fn field_fill(
     node: &Node,
     path: &str,
     params: &mut Vec<Param>,
-    used: &mut usize,
+    used: &mut Budget,
 ) -> Result<Fill, String> {
     if let Some(id) = &method.idempotency {
         if id.stamp.labels.len() == 1 && id.stamp.labels[0] == fname {
@@ -134,14 +134,14 @@ fn position_fill(
     path: &str,
     name: &str,
     params: &mut Vec<Param>,
-    used: &mut usize,
+    used: &mut Budget,
 ) -> Result<Fill, String> {
     // One builder for the position, within what the method's other positions left: a host
     // fill's check (a literal default read by its rule) counts too.
-    let left = MAX_POSITIONS.saturating_sub(*used);
-    let mut rb = ReaderBuilder::within(form, left);
+    let left = used.left();
+    let mut rb = used.builder(form);
     let fill = rb.host_fill(node, path);
-    *used += left - rb.left();
+    used.used += left - rb.left();
     if let Some(fill) = fill? {
         return Ok(fill);
     }
@@ -164,7 +164,7 @@ fn position_fill(
         rb.reader(inner, path)
     };
     let positions = left - rb.left();
-    *used += positions;
+    used.used += positions;
     let reader = reader?;
     params.push(Param {
         name: name.to_string(),

@@ -19,6 +19,9 @@ pub struct FormTools {
     pub skipped: Vec<Skip>,
     /// The methods this form sends only after the owner's confirmation.
     pub confirmed: BTreeSet<String>,
+    /// The input positions its methods read, skipped ones' as far as they read (at most
+    /// [`MAX_FORM_POSITIONS`] and one method's bound): what a host bounds across its forms.
+    pub positions: usize,
 }
 
 /// Plans one form's methods (see [`FormTools`]).
@@ -26,13 +29,17 @@ pub fn plan_form(fr: &FormRef) -> FormTools {
     let mut candidates: Vec<Arc<ToolPlan>> = vec![];
     let mut skipped: Vec<Skip> = vec![];
     let mut confirmed: BTreeSet<String> = BTreeSet::new();
+    let mut positions = 0;
     for (name, method) in &fr.form.methods {
         let writes =
             !method.mode.is_query() && !method.effect.as_ref().is_some_and(is_read_only_effect);
         if writes {
             confirmed.insert(name.clone());
         }
-        match plan_method(fr, name, method) {
+        let mut used = Budget::of_method(MAX_FORM_POSITIONS.saturating_sub(positions));
+        let planned = plan_method(fr, name, method, &mut used);
+        positions += used.used;
+        match planned {
             Ok((plans, case_skips)) => {
                 for p in plans {
                     match check_plan(&p) {
@@ -60,6 +67,7 @@ pub fn plan_form(fr: &FormRef) -> FormTools {
         candidates,
         skipped,
         confirmed,
+        positions,
     }
 }
 

@@ -7,10 +7,12 @@ use super::*;
 
 pub(super) type MethodPlans = (Vec<ToolPlan>, Vec<Skip>);
 
+/// `used`: the method's positions, against its bound and what its form left.
 pub(super) fn plan_method(
     fr: &FormRef,
     name: &str,
     method: &Method,
+    used: &mut Budget,
 ) -> Result<MethodPlans, String> {
     let form = &fr.form;
     let effect = method
@@ -55,7 +57,15 @@ pub(super) fn plan_method(
                 if method.idempotency.is_some() {
                     return Err("stamped case tools: a method with an idempotency stamp gets no case tools yet".into());
                 }
-                return Ok(plan_cases(fr, name, method, cases, &effect, &classifier));
+                return Ok(plan_cases(
+                    fr,
+                    name,
+                    method,
+                    cases,
+                    &effect,
+                    &classifier,
+                    used,
+                ));
             }
         }
     }
@@ -71,7 +81,7 @@ pub(super) fn plan_method(
         return Err(format!("the tool name '{tool_name}' is not a valid tool name (letters, digits, '_' or '-', at most 64)"));
     }
     let mut params = vec![];
-    let args = plan_args(form, method, &method.args, &mut params, &mut 0)?;
+    let args = plan_args(form, method, &method.args, &mut params, used)?;
     let title = method
         .intent
         .clone()
@@ -117,14 +127,14 @@ fn plan_cases(
     cases: &[FieldNode],
     method_effect: &Effect,
     classifier: &Classifier,
+    used: &mut Budget,
 ) -> MethodPlans {
     let form = &fr.form;
     let mut plans = vec![];
     let mut skips = vec![];
-    // The positions the cases' inputs read, all of them against the method's MAX_POSITIONS:
+    // The positions the cases' inputs read, all of them against the method's bound (`used`):
     // each case is a tool of its own, and a variant of many cases would otherwise be as many
     // times the bound.
-    let mut used = 0;
     for case in cases {
         let skip = |reason: String| Skip {
             method: name.to_string(),
@@ -173,7 +183,7 @@ fn plan_cases(
             &case.node,
             &format!("$args[0].{case_name}"),
             &mut params,
-            &mut used,
+            used,
             true,
         ) {
             Ok(p) => p,

@@ -150,26 +150,71 @@ const MAX_READER_DEPTH: usize = 24;
 /// method is skipped, with this reason, before it is written out.
 pub const MAX_POSITIONS: usize = 1_000;
 
+/// Positions all of one form's methods may read together (a skipped method's counted as far
+/// as it read): 256 methods each at [`MAX_POSITIONS`] made a form that took 9 B instructions
+/// to register and 2 B in every build of the catalog. A method past what its form left is
+/// skipped with the reason, as one past its own bound.
+pub const MAX_FORM_POSITIONS: usize = 20_000;
+
+/// Which bound a builder reads within: its method's, or its form's where that leaves less.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Method,
+    Form,
+}
+
+/// What a method's inputs have read, and may read (its parameters and its case tools share
+/// it).
+#[derive(Debug)]
+pub struct Budget {
+    pub used: usize,
+    limit: usize,
+    bound: Bound,
+}
+
+impl Budget {
+    /// A method's budget, `form_left` positions being left of its form's bound.
+    pub fn of_method(form_left: usize) -> Budget {
+        let (limit, bound) = if form_left < MAX_POSITIONS {
+            (form_left, Bound::Form)
+        } else {
+            (MAX_POSITIONS, Bound::Method)
+        };
+        Budget {
+            used: 0,
+            limit,
+            bound,
+        }
+    }
+
+    pub fn left(&self) -> usize {
+        self.limit.saturating_sub(self.used)
+    }
+
+    /// A builder that may read what is left.
+    pub fn builder<'a>(&self, form: &'a Form) -> ReaderBuilder<'a> {
+        ReaderBuilder {
+            form,
+            visiting: vec![],
+            left: self.left(),
+            bound: self.bound,
+        }
+    }
+}
+
 pub struct ReaderBuilder<'a> {
     pub form: &'a Form,
     /// Named types on the way down: meeting one again is a recursive position.
     visiting: Vec<String>,
     /// Positions this builder may still read.
     left: usize,
+    /// Whose bound `left` is.
+    bound: Bound,
 }
 
 impl<'a> ReaderBuilder<'a> {
     pub fn new(form: &'a Form) -> Self {
-        Self::within(form, MAX_POSITIONS)
-    }
-
-    /// A builder that may read `left` positions more (what its method's inputs left).
-    pub fn within(form: &'a Form, left: usize) -> Self {
-        ReaderBuilder {
-            form,
-            visiting: vec![],
-            left,
-        }
+        Budget::of_method(MAX_FORM_POSITIONS).builder(form)
     }
 
     /// Positions this builder may still read.
@@ -180,9 +225,14 @@ impl<'a> ReaderBuilder<'a> {
     /// One position more read, or why not: the method's inputs are at their bound.
     fn take(&mut self, place: &str) -> Result<(), String> {
         if self.left == 0 {
-            return Err(format!(
-                "{place}: the method's inputs have more than {MAX_POSITIONS} positions (a named type counted at each use)"
-            ));
+            return Err(match self.bound {
+                Bound::Method => format!(
+                    "{place}: the method's inputs have more than {MAX_POSITIONS} positions (a named type counted at each use)"
+                ),
+                Bound::Form => format!(
+                    "{place}: the form's inputs have more than {MAX_FORM_POSITIONS} positions (its methods' together, a named type counted at each use)"
+                ),
+            });
         }
         self.left -= 1;
         Ok(())
