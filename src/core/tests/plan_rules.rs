@@ -696,3 +696,29 @@ fn a_forms_methods_share_a_bound_on_positions() {
     );
     assert_eq!(p.tool_names(), vec!["commit", "prepare_m20"]);
 }
+
+/// A whole argument is named by its reader (`text`, `amount`, …, or `input`), read only as deep
+/// as a name is: a leaf under a few options is named by the leaf, a deeper one is an `input`
+/// (the reader read in full, uncounted, was up to a method's bound again per argument).
+#[test]
+fn a_whole_arguments_name_is_read_within_a_few_positions() {
+    let nested = |k: usize| {
+        let mut t = json!({ "type": "text" });
+        for _ in 0..k {
+            t = json!({ "type": "opt", "inner": t });
+        }
+        let p = plans(
+            json!({ "m": { "mode": "update", "args": [t], "results": [] } }),
+            json!({}),
+        );
+        let names: Vec<String> = p.plans["prepare_m"]
+            .params
+            .iter()
+            .map(|q| q.name.clone())
+            .collect();
+        names
+    };
+    assert_eq!(nested(0), ["text"]);
+    assert_eq!(nested(3), ["text"]);
+    assert_eq!(nested(12), ["input"]);
+}

@@ -70,12 +70,20 @@ pub(super) fn plan_arg(
     )?)))
 }
 
+/// Positions a whole argument's name is read within: a name is a leaf's under its options and
+/// names; a deeper reader is an `input` (read in full, and uncounted, it was up to a method's
+/// bound again per argument, past the form's bound).
+const NAME_POSITIONS: usize = 8;
+
 fn reader_probe(form: &Form, node: &Node) -> Option<Reader> {
     let peeled = match resolve(form, node) {
         Some(Ty::Opt(inner)) if value_tag(form, node).is_none() => inner.as_ref(),
         _ => node,
     };
-    ReaderBuilder::new(form).reader(peeled, "$").ok()
+    Budget::of_method(NAME_POSITIONS)
+        .builder(form)
+        .reader(peeled, "$")
+        .ok()
 }
 
 fn whole_slot(
