@@ -522,9 +522,9 @@ fn a_canister_whose_refs_break_a_newly_named_forms_tools_is_refused_and_keeps_it
 
 /// The forms held share a bound on the input positions their methods read
 /// (`registry::MAX_HOST_POSITIONS`, the catalog's build after an upgrade planning them all in
-/// one message): ten forms of 19 120 positions each register beside the packs' 11; an
-/// eleventh is refused with the count, and nothing changes; a form registered again counts
-/// once, and removing one makes room.
+/// one message): five forms of 19 120 positions each register beside the packs' 11; a sixth
+/// is refused with the count, and nothing changes; a form registered again counts once, a form
+/// replaced by a smaller one is taken, and removing one makes room.
 #[test]
 fn the_forms_held_share_a_bound_on_input_positions() {
     use tool_host_engine::registry::{remove_form, MAX_HOST_POSITIONS};
@@ -555,8 +555,8 @@ fn the_forms_held_share_a_bound_on_input_positions() {
         f["types"] = Value::Object(types);
         f
     };
-    assert_eq!(MAX_HOST_POSITIONS, 200_000);
-    for k in 0..10 {
+    assert_eq!(MAX_HOST_POSITIONS, 100_000);
+    for k in 0..5 {
         let info = register(&w, &format!("heavy{k}"), &heavy(k)).unwrap();
         assert!(info.skipped.is_empty(), "{:?}", info.skipped);
         assert_eq!(
@@ -569,16 +569,35 @@ fn the_forms_held_share_a_bound_on_input_positions() {
             info.tools
         );
     }
-    let e = register(&w, "heavy10", &heavy(10)).unwrap_err();
+    let e = register(&w, "heavy5", &heavy(5)).unwrap_err();
     assert_eq!(e.code, "LIMIT");
     assert_eq!(
         e.message,
-        "the forms held would read 210331 input positions together, over the tool host's 200000 (this form's methods read 19120, a named type counted at each use): remove a form, or register one whose inputs are smaller"
+        "the forms held would read 114731 input positions together, over the tool host's 100000 (this form's methods read 19120, a named type counted at each use): remove a form, or register one whose inputs are smaller"
     );
     let held = list_forms(&*w, controller()).unwrap();
-    assert_eq!(held.len(), 12);
-    assert!(held.iter().all(|f| f.id != "heavy10"));
+    assert_eq!(held.len(), 7);
+    assert!(held.iter().all(|f| f.id != "heavy5"));
     register(&w, "heavy3", &heavy(3)).unwrap();
     remove_form(&*w, controller(), "heavy0".into()).unwrap();
-    register(&w, "heavy10", &heavy(10)).unwrap();
+    register(&w, "heavy5", &heavy(5)).unwrap();
+    // Past the bound (as forms stored before it may be), a form replaced by a smaller one is
+    // taken, and a larger one is not.
+    w.state.borrow_mut().forms.insert(
+        "heavy0".into(),
+        tool_host_engine::model::StoredForm {
+            json: heavy(0).to_string(),
+            registered_at: 0,
+            registered_by: controller(),
+        },
+    );
+    w.state.borrow_mut().bump_catalog();
+    let mut smaller = heavy(1);
+    smaller["methods"]
+        .as_object_mut()
+        .unwrap()
+        .retain(|m, _| m.as_str() < "f1_m10");
+    register(&w, "heavy1", &smaller).unwrap();
+    let e = register(&w, "heavy1", &heavy(1)).unwrap_err();
+    assert_eq!(e.code, "LIMIT");
 }
