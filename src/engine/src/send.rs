@@ -584,15 +584,27 @@ fn restamp<M: Memory>(
             "the target's clock gives this intent's own last stamp ({stamp}) again"
         )));
     }
-    // The canisters the send was checked against (never the catalog built here, after the
-    // await); a target removed meanwhile is refused by the confirm of the new preview.
-    let canister = canisters
-        .iter()
-        .find(|c| c.id == i.canister)
+    // The canisters the send was checked against (the catalog is not built after the await),
+    // the target read again from its record: its refs (decimals, fee) may have changed during
+    // the call, and the new preview reads the input with those the target has now.
+    let target = s
+        .targets
+        .get(&i.canister)
         .ok_or_else(|| RestampError::Input("the target canister is no longer registered".into()))?;
+    let canister = catalog::target_canister(i.canister, &target);
+    let canisters: Vec<Canister> = canisters
+        .iter()
+        .map(|c| {
+            if c.id == i.canister {
+                canister.clone()
+            } else {
+                c.clone()
+            }
+        })
+        .collect();
     let names = names_map(&i.names);
     let ctx = ReadContext {
-        canisters,
+        canisters: &canisters,
         now_ns: Some(stamp),
         owner: Some(i.owner),
         names: (!i.names.is_empty()).then_some(&names),
@@ -611,7 +623,7 @@ fn restamp<M: Memory>(
     })?;
     let bytes =
         codec::encode_args_with(plan, &tool.types, &out.args).map_err(RestampError::Input)?;
-    let preview = display::preview_without_hex(plan, &out, canister, &i.id.to_string());
+    let preview = display::preview_without_hex(plan, &out, &canister, &i.id.to_string());
     let ttl = s.limits().preview_ttl_seconds.saturating_mul(SEC);
     if let Some(stamp) = out.stamp_ns {
         s.raise_stamp_floor(i.owner, i.identity, stamp);

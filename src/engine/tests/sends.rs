@@ -338,3 +338,60 @@ fn nothing_after_a_sends_await_builds_the_catalog() {
         assert_eq!(w.sends("icrc1_transfer"), 1);
     }
 }
+
+/// An intent the ledger found created in the future is stamped again with the target's refs as
+/// they are now: a refs refresh during the call changed its decimals, and the new preview's
+/// bytes read the owner's "1" in the decimals the ledger has, not those of before the call.
+#[test]
+fn a_restamp_after_the_await_reads_the_targets_refs_as_they_are_now() {
+    let w = World::new().setup();
+    let (id, d) = w.prepare("1");
+    let stamp = w.intent(id).stamp_ns.unwrap();
+    let amount_of = |arg: &[u8]| -> String {
+        let v: candid::IDLArgs = candid::IDLArgs::from_bytes(arg).unwrap();
+        let candid::IDLValue::Record(fields) = &v.args[0] else {
+            panic!("a record")
+        };
+        fields
+            .iter()
+            .find(|f| f.id == candid::types::Label::Named("amount".into()))
+            .map(|f| f.val.to_string())
+            .unwrap()
+    };
+    let before = amount_of(&w.intent(id).arg);
+    w.script(err(
+        "CreatedInFuture",
+        record(&[("ledger_time", candid::IDLValue::Nat64(stamp - 5 * SEC))]),
+    ));
+    w.yield_calls.set(true);
+    let mut send = Box::pin(tool_host_engine::send::confirm(
+        &*w,
+        owner(),
+        tool_host_engine::types::ConfirmArgs {
+            intent_id: id,
+            digest: serde_bytes::ByteBuf::from(d),
+        },
+    ));
+    assert!(poll_once(send.as_mut()).is_pending(), "the send awaits");
+    {
+        let mut s = w.state.borrow_mut();
+        let mut t = s.targets.get(&ledger_id()).unwrap();
+        let mut refs: serde_json::Value = serde_json::from_str(&t.refs_json).unwrap();
+        let decimals = refs["query:icrc1_decimals"].as_u64().unwrap();
+        refs["query:icrc1_decimals"] = json!(decimals - 2);
+        t.refs_json = refs.to_string();
+        s.targets.insert(ledger_id(), t);
+        s.target_changed(ledger_id());
+    }
+    let r = loop {
+        if let std::task::Poll::Ready(r) = poll_once(send.as_mut()) {
+            break r.unwrap();
+        }
+    };
+    assert_eq!(r.outcome.as_deref(), Some("retry_new"), "{r:?}");
+    let after = amount_of(&w.intent(id).arg);
+    let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+    assert_eq!(digits(&before), "100000000", "{before}");
+    assert_eq!(digits(&after), "1000000", "{after}");
+    assert_eq!(w.sends("icrc1_transfer"), 1);
+}
