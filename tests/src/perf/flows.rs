@@ -746,7 +746,15 @@ fn floors_released(w: &mut World) -> Check<u64> {
 
 /// The full benchmark: steady state, upgrades and scale, and the growth tables.
 /// The full set's sections, by the names `BENCH_SECTIONS` takes.
-pub const SECTIONS: [&str; 6] = ["steady", "blocks", "input", "forms", "canisters", "scale"];
+pub const SECTIONS: [&str; 7] = [
+    "steady",
+    "blocks",
+    "input",
+    "forms",
+    "canisters",
+    "scale",
+    "limits",
+];
 
 /// The full set, or the sections `BENCH_SECTIONS` names (comma-separated, while iterating;
 /// `bench` writes no partial set).
@@ -764,13 +772,14 @@ pub fn full(run: &mut Run) -> Check {
         }
     }
     type Section = fn(&mut Run) -> Check;
-    let sections: [(&str, Section); 6] = [
+    let sections: [(&str, Section); 7] = [
         ("steady", steady),
         ("blocks", growth_blocks),
         ("input", growth_input),
         ("forms", growth_forms),
         ("canisters", growth_canisters),
         ("scale", scale),
+        ("limits", limits),
     ];
     for (name, section) in sections {
         if on(name) {
@@ -1134,4 +1143,207 @@ fn transfer_template(w: &mut World) -> Check<u64> {
     let p = w.prepare_transfer(&w.amt("0.5"))?;
     w.confirm_ok(p.id, &p.digest)?;
     Ok(p.id)
+}
+
+/// A form of `positions` input positions, each an input of its own described in ~950
+/// characters (the costliest position measured): update methods named `f<k>_m<n>`, each
+/// taking a record of 250 text fields of one described type (the last one fewer).
+fn positions_form(k: usize, positions: usize) -> String {
+    let described = "word ".repeat(190);
+    let fields = |n: usize| -> Vec<serde_json::Value> {
+        (0..n)
+            .map(|i| serde_json::json!({ "name": format!("x{i:03}"), "type": "D" }))
+            .collect()
+    };
+    let types = serde_json::json!({
+        "D": { "type": "text", "describe": described.trim_end() },
+        "R": { "type": "record", "fields": fields(250) },
+        "S": { "type": "record", "fields": fields((positions % 250).max(1)) },
+    });
+    let ms: serde_json::Map<String, serde_json::Value> = (0..positions.div_ceil(250))
+        .map(|m| {
+            let arg = if (m + 1) * 250 <= positions { "R" } else { "S" };
+            (
+                format!("f{k}_m{m:02}"),
+                serde_json::json!({ "mode": "update", "args": [{ "type": arg }], "results": [] }),
+            )
+        })
+        .collect();
+    serde_json::json!({ "format": "candid-profile-resolved", "format_version": 0,
+        "name": format!("positions {k}"), "types": types, "methods": ms })
+    .to_string()
+}
+
+/// A form of `methods` queries without arguments named `d<k>_m<n>`, each described in about
+/// 850 characters of words drawn from one list (so that they overlap: the review's warnings
+/// stop at 100 pairs).
+fn described_form(k: usize, methods: usize) -> String {
+    let words = [
+        "ledger",
+        "balance",
+        "account",
+        "owner",
+        "token",
+        "transfer",
+        "memo",
+        "fee",
+        "block",
+        "archive",
+        "index",
+        "stake",
+        "neuron",
+        "proposal",
+        "vote",
+        "reward",
+        "cycle",
+        "canister",
+        "wallet",
+        "name",
+        "symbol",
+        "supply",
+        "minting",
+        "allowance",
+        "spender",
+        "expiry",
+    ];
+    let mut seed = 7u64 + k as u64;
+    let ms: serde_json::Map<String, serde_json::Value> = (0..methods)
+        .map(|m| {
+            let mut text = String::new();
+            while text.len() < 850 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(words[(seed >> 33) as usize % words.len()]);
+                text.push(' ');
+            }
+            (
+                format!("d{k}_m{m:03}"),
+                serde_json::json!({ "mode": "query", "describe": text.trim_end(), "args": [],
+                    "results": [{ "type": "text" }] }),
+            )
+        })
+        .collect();
+    serde_json::json!({ "format": "candid-profile-resolved", "format_version": 0,
+        "name": format!("described {k}"), "types": {}, "methods": ms })
+    .to_string()
+}
+
+/// Forms at the bounds an admin's forms are held to: two forms at the form's bound of 20 000
+/// input positions and one of 9 989, the host's bound of 50 000 with the packs' 11, each
+/// position an input described in ~950 characters; then four forms of 238 KB (256 tools each,
+/// the form's bounds on bytes and methods); all on a ledger registered for one owner (where
+/// their tools are offered). Registering them and the ledger, `list_forms` (a query) before and
+/// after an upgrade, and the catalog built after an upgrade (one message, whatever is held).
+fn limits(run: &mut Run) -> Check {
+    let real = wasm::wasm(Canister::ToolHost)
+        .map_err(Fail::Failed)?
+        .to_vec();
+    let mut w = World::deploy(run.backend(), LedgerKind::Test)?;
+    room(&mut w, 64, 64)?;
+    let g = "limits: forms at the bounds";
+    let c = w.p.controller;
+    let owner = w.p.owner;
+    let (ledgers, _) = more_ledgers(&mut w, 1, &["icrc1", "icrc2"], Some(owner))?;
+    let mut forms = vec!["icrc1".to_string(), "icrc2".to_string()];
+    let register = |w: &mut World, forms: &mut Vec<String>, id: String, json: &str| {
+        let t0 = host_count(w)?;
+        w.host
+            .register_form(w.b.as_mut(), c, &id, json)?
+            .ok_or_fail("register_form (limits)")?;
+        forms.push(id);
+        Ok::<u64, Fail>(host_count(w)? - t0)
+    };
+    let mut cost = 0;
+    for (k, positions) in [(0, 20_000), (1, 20_000), (2, 9_989)] {
+        cost = register(
+            &mut w,
+            &mut forms,
+            format!("positions{k}"),
+            &positions_form(k, positions),
+        )?;
+    }
+    run.put(
+        g,
+        "register a third form, to the host's bound (50 000 described input positions held)",
+        cost,
+        None,
+    );
+    let ids: Vec<&str> = forms.iter().map(String::as_str).collect();
+    let t0 = host_count(&mut w)?;
+    w.host
+        .register_canister_for(w.b.as_mut(), c, ledgers[0], Some("TK1"), &ids, Some(owner))?
+        .ok_or_fail("register_canister (limits)")?;
+    cost = host_count(&mut w)? - t0;
+    run.put(
+        g,
+        "register a ledger for those 3 forms and the packs (50 000 input positions)",
+        cost,
+        None,
+    );
+    w.host
+        .list_forms(w.b.as_mut(), c)?
+        .map_err(|e| Fail::Failed(format!("list_forms: {}", e.message)))?;
+    let listed = last(&mut w)?;
+    run.put(
+        g,
+        "list_forms (a query), 50 000 input positions held",
+        listed,
+        None,
+    );
+    put_upgrade(
+        run,
+        &mut w,
+        &real,
+        g,
+        "upgrade holding forms at the host's bound",
+        "forms at the host's bound (50 000 described input positions)",
+    )?;
+    w.host
+        .list_forms(w.b.as_mut(), c)?
+        .map_err(|e| Fail::Failed(format!("list_forms: {}", e.message)))?;
+    let listed = last(&mut w)?;
+    run.put(
+        g,
+        "list_forms (a query) after that upgrade (each form's tools reviewed again)",
+        listed,
+        None,
+    );
+    for k in 0..4 {
+        cost = register(
+            &mut w,
+            &mut forms,
+            format!("described{k}"),
+            &described_form(k, 256),
+        )?;
+    }
+    run.put(
+        g,
+        "register the 4th form of 238 KB (256 tools described in ~850 characters)",
+        cost,
+        None,
+    );
+    let ids: Vec<&str> = forms.iter().map(String::as_str).collect();
+    w.host
+        .register_canister_for(w.b.as_mut(), c, ledgers[0], Some("TK1"), &ids, Some(owner))?
+        .ok_or_fail("register_canister (limits, described)")?;
+    put_upgrade(
+        run,
+        &mut w,
+        &real,
+        g,
+        "upgrade holding those and 4 forms of 238 KB",
+        "forms at the host's bound and 4 of 238 KB",
+    )?;
+    w.host
+        .list_forms(w.b.as_mut(), c)?
+        .map_err(|e| Fail::Failed(format!("list_forms: {}", e.message)))?;
+    let listed = last(&mut w)?;
+    run.put(
+        g,
+        "list_forms (a query) after that upgrade, forms at the host's bound and 4 of 238 KB",
+        listed,
+        None,
+    );
+    Ok(())
 }
