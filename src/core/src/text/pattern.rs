@@ -10,8 +10,42 @@ use regex_lite::Regex;
 
 pub const MAX_PATTERN_CHARS: usize = 256;
 
-/// Compiles a profile pattern, or says why the layer will not run it.
+/// Patterns compiled (or refused) lately, at most this many: a named type is read at each use,
+/// and its pattern's checks run up to [`super::backtrack::MAX_STEPS`] steps, so 50 000 uses of
+/// one intricate pattern (forms at the host's bound) cost past a message's limit in the
+/// catalog's build. Cleared when full, so that it stays small.
+const MEMO_PATTERNS: usize = 64;
+
+thread_local! {
+    static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Result<Regex, String>>> =
+        Default::default();
+}
+
+/// Compiles a profile pattern, or says why the layer will not run it (a pattern met lately is
+/// taken from the memo: the same answer).
 pub fn compile_pattern(p: &str) -> Result<Regex, String> {
+    if let Some(known) = COMPILED.with(|m| m.borrow().get(p).cloned()) {
+        return known;
+    }
+    let compiled = compile(p);
+    COMPILED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_PATTERNS {
+            m.clear();
+        }
+        m.insert(p.to_string(), compiled.clone());
+    });
+    compiled
+}
+
+#[cfg(test)]
+thread_local! {
+    static COMPILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn compile(p: &str) -> Result<Regex, String> {
+    #[cfg(test)]
+    COMPILES.with(|c| c.set(c.get() + 1));
     let n = p.chars().count();
     if n > MAX_PATTERN_CHARS {
         return Err(format!(
@@ -193,6 +227,26 @@ fn quantifier_at(chars: &[char], i: usize) -> Option<Quantifier> {
 
 #[cfg(test)]
 mod tests {
+    /// A pattern met again is taken from the memo (each use of a named type reads it), with the
+    /// same answer, accepted or refused; past the memo's size it is compiled again.
+    #[test]
+    fn a_pattern_met_again_is_not_compiled_again() {
+        let count = || super::COMPILES.with(|c| c.get());
+        let start = count();
+        for _ in 0..1_000 {
+            assert!(super::compile_pattern("^[a-z]{1,8}$")
+                .unwrap()
+                .is_match("abc"));
+            assert!(super::compile_pattern("(a|a)*b").is_err());
+        }
+        assert_eq!(count() - start, 2);
+        for k in 0..super::MEMO_PATTERNS {
+            super::compile_pattern(&format!("^x{{{k}}}$")).unwrap();
+        }
+        super::compile_pattern("^[a-z]{1,8}$").unwrap();
+        assert_eq!(count() - start, 3 + super::MEMO_PATTERNS);
+    }
+
     use super::*;
 
     fn refused(p: &str) -> String {
