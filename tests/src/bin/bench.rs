@@ -15,7 +15,8 @@
 //! Needs `TOOL_HOST_WASM_DIR` (the release wasms `scripts/build.sh` writes to `out/`): the
 //! committed figures are of those modules. `BENCH_MAX_INTENTS` lowers the full set's largest
 //! fill (1 000 000); a run so shortened says so in the file. `BENCH_SECTIONS` (comma-separated:
-//! steady, blocks, input, forms, canisters, scale) runs part of the full set, never written.
+//! steady, blocks, input, forms, canisters, scale, limits) runs part of the full set, never
+//! written.
 
 use std::process::{Command, ExitCode};
 use tool_host_tests::perf::flows::{self, Run};
