@@ -278,6 +278,31 @@ fn an_upgrade_reads_version_1_intents_and_their_in_flight_journal() {
         .is_none_or(|m| m.is_empty()));
 }
 
+/// The owner's confirm of `id`, with `change` made while the transfer's call awaits its reply.
+fn confirm_with_a_change_during_the_call(
+    w: &Rc<World>,
+    id: u64,
+    digest: Vec<u8>,
+    change: impl FnOnce(),
+) -> tool_host_engine::types::ToolResult {
+    w.yield_calls.set(true);
+    let mut send = Box::pin(tool_host_engine::send::confirm(
+        &**w,
+        owner(),
+        tool_host_engine::types::ConfirmArgs {
+            intent_id: id,
+            digest: serde_bytes::ByteBuf::from(digest),
+        },
+    ));
+    assert!(poll_once(send.as_mut()).is_pending(), "the send awaits");
+    change();
+    loop {
+        if let std::task::Poll::Ready(r) = poll_once(send.as_mut()) {
+            break r.unwrap();
+        }
+    }
+}
+
 /// Nothing after a send's await builds the catalog: a change made meanwhile (here a refs
 /// refresh's, for the very target) leaves it stale, and the reply is classed, and an intent
 /// the ledger found created in the future stamped again, with the canisters the send was
@@ -295,22 +320,9 @@ fn nothing_after_a_sends_await_builds_the_catalog() {
                 record(&[("ledger_time", candid::IDLValue::Nat64(stamp - 5 * SEC))]),
             ));
         }
-        w.yield_calls.set(true);
-        let mut send = Box::pin(tool_host_engine::send::confirm(
-            &*w,
-            owner(),
-            tool_host_engine::types::ConfirmArgs {
-                intent_id: id,
-                digest: serde_bytes::ByteBuf::from(d),
-            },
-        ));
-        assert!(poll_once(send.as_mut()).is_pending(), "the send awaits");
-        w.state.borrow_mut().target_changed(ledger_id());
-        let r = loop {
-            if let std::task::Poll::Ready(r) = poll_once(send.as_mut()) {
-                break r.unwrap();
-            }
-        };
+        let r = confirm_with_a_change_during_the_call(&w, id, d, || {
+            w.state.borrow_mut().target_changed(ledger_id());
+        });
         let i = w.intent(id);
         if created_in_future {
             assert_eq!(r.outcome.as_deref(), Some("retry_new"), "{r:?}");
@@ -363,17 +375,7 @@ fn a_restamp_after_the_await_reads_the_targets_refs_as_they_are_now() {
         "CreatedInFuture",
         record(&[("ledger_time", candid::IDLValue::Nat64(stamp - 5 * SEC))]),
     ));
-    w.yield_calls.set(true);
-    let mut send = Box::pin(tool_host_engine::send::confirm(
-        &*w,
-        owner(),
-        tool_host_engine::types::ConfirmArgs {
-            intent_id: id,
-            digest: serde_bytes::ByteBuf::from(d),
-        },
-    ));
-    assert!(poll_once(send.as_mut()).is_pending(), "the send awaits");
-    {
+    let r = confirm_with_a_change_during_the_call(&w, id, d, || {
         let mut s = w.state.borrow_mut();
         let mut t = s.targets.get(&ledger_id()).unwrap();
         let mut refs: serde_json::Value = serde_json::from_str(&t.refs_json).unwrap();
@@ -382,12 +384,7 @@ fn a_restamp_after_the_await_reads_the_targets_refs_as_they_are_now() {
         t.refs_json = refs.to_string();
         s.targets.insert(ledger_id(), t);
         s.target_changed(ledger_id());
-    }
-    let r = loop {
-        if let std::task::Poll::Ready(r) = poll_once(send.as_mut()) {
-            break r.unwrap();
-        }
-    };
+    });
     assert_eq!(r.outcome.as_deref(), Some("retry_new"), "{r:?}");
     let after = amount_of(&w.intent(id).arg);
     let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
