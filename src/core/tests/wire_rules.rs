@@ -547,6 +547,19 @@ fn a_ten_byte_length_goes_to_candid_and_a_ten_byte_nat_does_not() {
     assert_eq!(decode_with_types(&nat, &mt.env, &mt.results), Some(want));
 }
 
+/// An unsigned LEB128, as a message's lengths, ids and type indexes are written.
+fn leb(mut n: u64, out: &mut Vec<u8>) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
 /// `candid` refuses a header (type table and argument types) past 64 KiB: so does the fast
 /// path, however it could read the values.
 #[test]
@@ -559,15 +572,6 @@ fn a_header_past_64_kib_goes_to_candid() {
         let mut b = b"DIDL".to_vec();
         b.push(1);
         b.push(0x6c);
-        let leb = |mut n: u64, out: &mut Vec<u8>| loop {
-            let byte = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(byte);
-                break;
-            }
-            out.push(byte | 0x80);
-        };
         leb(u64::from(fields), &mut b);
         for k in 0..fields {
             leb(u64::from(20_000 + k), &mut b);
@@ -611,15 +615,6 @@ fn a_reply_whose_types_meet_a_name_at_many_entries_goes_to_candid_past_a_bound()
     // records 8k + 1 to 8k + 8 (null past the last), and the value is record 0 with every
     // field absent.
     let message = |records: usize| {
-        let leb = |mut n: u64, out: &mut Vec<u8>| loop {
-            let byte = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                out.push(byte);
-                break;
-            }
-            out.push(byte | 0x80);
-        };
         // A type index is signed LEB128: a byte more where the last has its sign bit.
         let sleb = |n: u64, out: &mut Vec<u8>| {
             leb(n, out);
