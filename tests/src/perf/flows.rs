@@ -1229,6 +1229,16 @@ fn described_form(k: usize, methods: usize) -> String {
     .to_string()
 }
 
+/// `list_forms` (a query) as the controller, its count put as `flow`.
+fn put_list_forms(run: &mut Run, w: &mut World, g: &str, flow: &str) -> Check {
+    let c = w.p.controller;
+    w.host
+        .list_forms(w.b.as_mut(), c)?
+        .map_err(|e| Fail::Failed(format!("list_forms: {}", e.message)))?;
+    run.put(g, flow, last(w)?, None);
+    Ok(())
+}
+
 /// Forms at the bounds an admin's forms are held to: two forms at the form's bound of 20 000
 /// input positions and one of 9 989, the host's bound of 50 000 with the packs' 11, each
 /// position an input described in ~950 characters; then four forms of 238 KB (256 tools each,
@@ -1281,16 +1291,12 @@ fn limits(run: &mut Run) -> Check {
         cost,
         None,
     );
-    w.host
-        .list_forms(w.b.as_mut(), c)?
-        .map_err(|e| Fail::Failed(format!("list_forms: {}", e.message)))?;
-    let listed = last(&mut w)?;
-    run.put(
+    put_list_forms(
+        run,
+        &mut w,
         g,
         "list_forms (a query), 50 000 input positions held",
-        listed,
-        None,
-    );
+    )?;
     put_upgrade(
         run,
         &mut w,
@@ -1299,16 +1305,12 @@ fn limits(run: &mut Run) -> Check {
         "upgrade holding forms at the host's bound",
         "forms at the host's bound (50 000 described input positions)",
     )?;
-    w.host
-        .list_forms(w.b.as_mut(), c)?
-        .map_err(|e| Fail::Failed(format!("list_forms: {}", e.message)))?;
-    let listed = last(&mut w)?;
-    run.put(
+    put_list_forms(
+        run,
+        &mut w,
         g,
         "list_forms (a query) after that upgrade (each form's tools reviewed again)",
-        listed,
-        None,
-    );
+    )?;
     for k in 0..4 {
         cost = register(
             &mut w,
@@ -1335,15 +1337,11 @@ fn limits(run: &mut Run) -> Check {
         "upgrade holding those and 4 forms of 238 KB",
         "forms at the host's bound and 4 of 238 KB",
     )?;
-    w.host
-        .list_forms(w.b.as_mut(), c)?
-        .map_err(|e| Fail::Failed(format!("list_forms: {}", e.message)))?;
-    let listed = last(&mut w)?;
-    run.put(
+    put_list_forms(
+        run,
+        &mut w,
         g,
         "list_forms (a query) after that upgrade, forms at the host's bound and 4 of 238 KB",
-        listed,
-        None,
-    );
+    )?;
     Ok(())
 }
