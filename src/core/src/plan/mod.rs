@@ -19,8 +19,7 @@ mod safety;
 pub use catalog::{build_tool_plans, combine_tool_plans, plan_form, FormTools};
 pub use combination::Combination;
 pub use reader::{
-    host_fill, tag_of, value_tag, Bound, Budget, Reader, ReaderBuilder, MAX_FORM_POSITIONS,
-    MAX_POSITIONS,
+    host_fill, tag_of, value_tag, Budget, Reader, ReaderBuilder, MAX_FORM_POSITIONS, MAX_POSITIONS,
 };
 pub use safety::{check_plan, is_read_only_effect, FUNDS_METHODS};
 

@@ -158,7 +158,7 @@ pub const MAX_FORM_POSITIONS: usize = 20_000;
 
 /// Which bound a builder reads within: its method's, or its form's where that leaves less.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
+enum Bound {
     Method,
     Form,
 }
